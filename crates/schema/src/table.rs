@@ -1,0 +1,196 @@
+//! A table's columns, the rules on them, and how pandas must read the file.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Check, DataType, SchemaError};
+
+/// One column: its type, whether values may be missing or must be unique, and its checks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnSchema {
+    /// The column's name, exactly as in the file's header.
+    pub name: String,
+    /// The logical type.
+    pub dtype: DataType,
+    /// Whether missing values are allowed.
+    pub nullable: bool,
+    /// Whether every value must differ from every other.
+    pub unique: bool,
+    /// For date and datetime columns: the `strftime` format every value follows, or `ISO8601`
+    /// when values mix ISO 8601 forms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datetime_format: Option<String>,
+    /// For datetime columns whose values carry UTC offsets: they are converted to UTC on reading.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub utc: bool,
+    /// Checks on the values (missing values are not checked).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Check>,
+}
+
+impl ColumnSchema {
+    /// A non-null, non-unique column without checks.
+    pub fn new(name: impl Into<String>, dtype: DataType) -> Self {
+        Self {
+            name: name.into(),
+            dtype,
+            nullable: false,
+            unique: false,
+            datetime_format: None,
+            utc: false,
+            checks: Vec::new(),
+        }
+    }
+}
+
+/// How the file is read: what pandas needs besides the dtypes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadOptions {
+    /// The field delimiter.
+    pub delimiter: char,
+    /// Whether the first row is a header.
+    pub has_header: bool,
+    /// The file starts with a UTF-8 byte-order mark (read with `utf-8-sig`).
+    pub bom: bool,
+    /// Extra strings that mean "missing", beyond pandas' defaults (when `keep_default_na`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub na_values: Vec<String>,
+    /// Whether pandas' default missing-value strings (`NA`, `NaN`, `null`, ...) also count.
+    pub keep_default_na: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self {
+            delimiter: ',',
+            has_header: true,
+            bom: false,
+            na_values: Vec::new(),
+            keep_default_na: true,
+        }
+    }
+}
+
+/// A table: its columns in file order, rules across columns, and how to read it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableSchema {
+    /// The dataset's name (a sample or input name such as `orders`).
+    pub name: String,
+    /// The columns, in file order.
+    pub columns: Vec<ColumnSchema>,
+    /// Sets of columns whose combined values must be unique.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unique_together: Vec<Vec<String>>,
+    /// How pandas must read the file.
+    pub read: ReadOptions,
+}
+
+impl TableSchema {
+    /// An empty table with default read options.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            columns: Vec::new(),
+            unique_together: Vec::new(),
+            read: ReadOptions::default(),
+        }
+    }
+
+    /// The column with exactly this name.
+    pub fn column(&self, name: &str) -> Option<&ColumnSchema> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// Adds a check to a column after validating it; `not_null` and `unique` set the column's
+    /// flags instead of adding a check. Adding a check the column already has does nothing.
+    pub fn add_check(&mut self, column: &str, check: Check) -> Result<(), SchemaError> {
+        let table = self.name.clone();
+        let col = self
+            .columns
+            .iter_mut()
+            .find(|c| c.name == column)
+            .ok_or_else(|| SchemaError::UnknownColumn {
+                table,
+                column: column.to_owned(),
+            })?;
+        check.validate(&col.name, col.dtype)?;
+        match check {
+            Check::NotNull => col.nullable = false,
+            Check::Unique => col.unique = true,
+            other if !col.checks.contains(&other) => col.checks.push(other),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Requires the combined values of `columns` to be unique.
+    pub fn add_unique_together(&mut self, columns: Vec<String>) -> Result<(), SchemaError> {
+        for name in &columns {
+            if self.column(name).is_none() {
+                return Err(SchemaError::UnknownColumn {
+                    table: self.name.clone(),
+                    column: name.clone(),
+                });
+            }
+        }
+        if !self.unique_together.contains(&columns) {
+            self.unique_together.push(columns);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scalar;
+
+    fn orders() -> TableSchema {
+        let mut t = TableSchema::new("orders");
+        t.columns.push(ColumnSchema::new("id", DataType::Integer));
+        let mut email = ColumnSchema::new("email", DataType::String);
+        email.nullable = true;
+        t.columns.push(email);
+        t
+    }
+
+    #[test]
+    fn flags_and_checks_are_added_once() {
+        let mut t = orders();
+        t.add_check("email", Check::NotNull).unwrap();
+        t.add_check("id", Check::Unique).unwrap();
+        let gt = Check::Gt {
+            value: Scalar::Int(0),
+        };
+        t.add_check("id", gt.clone()).unwrap();
+        t.add_check("id", gt).unwrap();
+        assert!(!t.column("email").unwrap().nullable);
+        assert!(t.column("id").unwrap().unique);
+        assert_eq!(t.column("id").unwrap().checks.len(), 1);
+    }
+
+    #[test]
+    fn unknown_columns_and_misfits_are_errors() {
+        let mut t = orders();
+        assert_eq!(
+            t.add_check("qty", Check::Unique),
+            Err(SchemaError::UnknownColumn {
+                table: "orders".into(),
+                column: "qty".into()
+            })
+        );
+        assert!(
+            t.add_check(
+                "id",
+                Check::StrLength {
+                    min: Some(1),
+                    max: None
+                }
+            )
+            .is_err()
+        );
+        assert!(
+            t.add_unique_together(vec!["id".into(), "nope".into()])
+                .is_err()
+        );
+    }
+}
