@@ -7,6 +7,7 @@
 
 pub mod edit;
 mod error;
+pub mod prompt;
 pub mod reclassify;
 pub mod request;
 pub mod splice;

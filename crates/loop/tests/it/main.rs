@@ -1,0 +1,5 @@
+//! Integration tests of the loop's prompts (snapshots) and its pytest harness (real Python).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod harness;
+mod prompts;
