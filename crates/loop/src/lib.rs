@@ -10,6 +10,7 @@ mod error;
 pub mod prompt;
 pub mod reclassify;
 pub mod request;
+pub mod rundir;
 pub mod session;
 pub mod splice;
 
