@@ -55,6 +55,7 @@ async fn record_then_replay_offline_and_the_log_has_the_full_exchange() {
     let dir = tempfile::tempdir().unwrap();
     let recording = dir.path().join("run.cassette.jsonl");
     let log = dir.path().join("logs/conversation.jsonl");
+    std::fs::write(&recording, "stale line of an older recording\n").unwrap();
     let mut recording_config = config(&scripted, "openai/gpt-4.1");
     recording_config.record = Some(recording.clone());
     recording_config.conversation_log = Some(log.clone());

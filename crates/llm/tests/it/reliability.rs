@@ -254,4 +254,28 @@ async fn token_totals_add_up_over_calls() {
         .map(|r| r.step.unwrap())
         .collect();
     assert_eq!(steps, ["a", "b", "c"], "no call repeated");
+    let by_step = client.usage_by_step();
+    assert_eq!(by_step["b"].usage.input_tokens, 200);
+    assert_eq!(by_step["c"].calls, 1);
+}
+
+/// The futures can move between threads (the loop spawns them).
+#[test]
+fn call_futures_are_send() {
+    fn assert_send<F: std::future::Future + Send>(_: F) {}
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Small {
+        ok: bool,
+    }
+    let mut config = LlmConfig::new(ModelSpec::parse("ollama/qwen2.5-coder").unwrap());
+    config.api_base = Some("http://127.0.0.1:9/v1".into());
+    let client = LlmClient::new_with_env(config, |_| None).unwrap();
+    let messages = [Message::user("hi")];
+    assert_send(client.chat("a", &messages, &CallParams::default()));
+    assert_send(client.structured::<Small>("b", &messages));
+    assert_send(
+        client.structured_validated::<Small>("c", &messages, |small| {
+            small.ok.then_some(()).ok_or_else(|| "not ok".to_owned())
+        }),
+    );
 }
