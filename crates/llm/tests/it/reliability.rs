@@ -90,6 +90,7 @@ async fn retries_run_out_with_the_last_status() {
         matches!(&error, LlmError::Api { status: 503, attempts: 4, step, message } if step == "code" && message == "scripted 503"),
         "{error:?}"
     );
+    assert!(error.is_transient());
 }
 
 #[tokio::test]
