@@ -194,6 +194,7 @@ impl Sandbox {
         argv.extend(inv.argv.iter().cloned());
 
         let mut cmd;
+        let mut staging = None;
         if in_sandbox {
             if let Some(uid) = run_as {
                 for d in [&spec.work_dir, &spec.outputs_dir] {
@@ -202,6 +203,10 @@ impl Sandbox {
                 }
             }
             let mut mounts = inv.mounts.clone();
+            // The unprivileged uid must be able to read the inputs: copy private files.
+            if run_as.is_some() {
+                staging = stage_private_files(&mut mounts)?;
+            }
             mounts.push(Mount {
                 host: spec.work_dir.clone(),
                 dest: work.clone(),
@@ -248,8 +253,50 @@ impl Sandbox {
             !in_sandbox,
         )
         .await?;
+        drop(staging);
         Ok(outcome_of(done, in_sandbox))
     }
+}
+
+/// Copies read-only mounted files that others may not read into a private staging directory
+/// (readable by the sandbox's uid) and points their mounts there; the directory lives as long as
+/// the returned guard.
+fn stage_private_files(mounts: &mut [Mount]) -> Result<Option<tempfile::TempDir>, SandboxError> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut staging: Option<tempfile::TempDir> = None;
+    for (i, m) in mounts.iter_mut().enumerate() {
+        let meta = std::fs::metadata(&m.host).map_err(SandboxError::io("reading", &m.host))?;
+        let readable = if meta.is_dir() { 0o005 } else { 0o004 };
+        if m.writable || meta.permissions().mode() & readable == readable {
+            continue;
+        }
+        if meta.is_dir() {
+            return Err(SandboxError::BadInput {
+                name: m.dest.display().to_string(),
+                reason: format!(
+                    "the directory {} is private (not world-readable); the sandbox runs as an unprivileged user, so `chmod -R o+rX` it",
+                    m.host.display()
+                ),
+            });
+        }
+        if staging.is_none() {
+            staging = Some(tempfile::tempdir().map_err(SandboxError::io(
+                "creating a staging directory in",
+                std::env::temp_dir(),
+            ))?);
+        }
+        let Some(dir) = staging.as_ref() else {
+            continue;
+        };
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+            .map_err(SandboxError::io("opening up", dir.path()))?;
+        let copy = dir.path().join(i.to_string());
+        std::fs::copy(&m.host, &copy).map_err(SandboxError::io("staging", &m.host))?;
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o444))
+            .map_err(SandboxError::io("opening up", &copy))?;
+        m.host = copy;
+    }
+    Ok(staging)
 }
 
 /// `[setpriv ...] prlimit ... --`: the limits, applied right before the interpreter starts.

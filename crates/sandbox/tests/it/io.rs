@@ -157,3 +157,20 @@ async fn bad_input_names_are_refused_before_running() {
     let err = Sandbox::default().run(&spec).await.unwrap_err();
     assert!(matches!(err, SandboxError::BadName { .. }), "{err}");
 }
+
+#[tokio::test]
+async fn private_input_files_are_readable_inside() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.py");
+    std::fs::write(&script, "import sys\nprint(open(sys.argv[2]).read())\n").unwrap();
+    let data = dir.path().join("private.csv");
+    std::fs::write(&data, "secret,ok\n").unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let spec = RunSpec::new(shared_env().await, &script, &dir.path().join("run"))
+        .unwrap()
+        .input("data", Value::File(data));
+    let out = Sandbox::default().run(&spec).await.unwrap();
+    assert!(out.success(), "{out:?}");
+    assert_eq!(out.stdout, "secret,ok\n\n");
+}
