@@ -314,7 +314,7 @@ fn read_meta(root: &Path) -> Result<Option<Env>, SandboxError> {
     }
 }
 
-fn lock_exclusive(path: &Path) -> Result<std::fs::File, SandboxError> {
+pub(crate) fn lock_exclusive(path: &Path) -> Result<std::fs::File, SandboxError> {
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)

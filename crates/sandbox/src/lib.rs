@@ -18,6 +18,7 @@
 
 mod bwrap;
 mod cache;
+mod docker;
 mod env;
 mod error;
 mod exec;
@@ -29,6 +30,7 @@ mod sandbox;
 mod spec;
 
 pub use cache::{CACHE_DIR_ENV_VAR, EnvCache, UV_ENV_VAR};
+pub use docker::DockerConfig;
 pub use env::{BASE_PACKAGES, Env, EnvId, EnvSpec, Requirement};
 pub use error::SandboxError;
 pub use imports::{IMPORT_TO_DISTRIBUTION, ImportAnalysis, imports_to_packages};

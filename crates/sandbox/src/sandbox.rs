@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::bwrap::{self, Mount, Plan};
 use crate::cache::which;
+use crate::docker::{self, DockerConfig};
 use crate::error::SandboxError;
 use crate::exec;
 use crate::io::{self, IoType, OUTPUTS_DIR, Value};
@@ -27,18 +28,28 @@ pub enum Backend {
     /// bubblewrap namespaces on this machine (the default on Linux).
     #[default]
     Bwrap,
+    /// A Docker container per run (bollard), on a locally built Debian base image.
+    Docker,
     /// No isolation at all: only rlimits, a cleared environment and the timeout. For machines
     /// without namespaces; warns on every run.
     None,
 }
 
 impl Backend {
-    /// The name users type (`--sandbox bwrap|none`).
+    /// The name users type (`--sandbox bwrap|docker|none`).
     pub fn name(self) -> &'static str {
         match self {
             Self::Bwrap => "bwrap",
+            Self::Docker => "docker",
             Self::None => "none",
         }
+    }
+
+    /// Parses a name typed by a user.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Bwrap, Self::Docker, Self::None]
+            .into_iter()
+            .find(|b| b.name() == name)
     }
 }
 
@@ -46,6 +57,7 @@ impl Backend {
 #[derive(Debug, Clone, Default)]
 pub struct Sandbox {
     backend: Backend,
+    docker: DockerConfig,
 }
 
 /// A prepared command: the argv inside the sandbox plus what must be mounted for it.
@@ -61,7 +73,27 @@ static NEXT_UID: AtomicU32 = AtomicU32::new(0);
 impl Sandbox {
     /// A sandbox using `backend`.
     pub fn new(backend: Backend) -> Self {
-        Self { backend }
+        Self {
+            backend,
+            docker: DockerConfig::default(),
+        }
+    }
+
+    /// Uses `config` for the Docker backend's base image.
+    #[must_use]
+    pub fn with_docker_config(mut self, config: DockerConfig) -> Self {
+        self.docker = config;
+        self
+    }
+
+    /// Checks that the backend can work here, also asking the Docker engine when that is the
+    /// backend; the error says what is missing and how to fix it.
+    pub async fn check_ready(&self) -> Result<(), SandboxError> {
+        self.check()?;
+        if self.backend == Backend::Docker {
+            docker::connect().await?;
+        }
+        Ok(())
     }
 
     /// The backend in use.
@@ -71,7 +103,7 @@ impl Sandbox {
 
     /// Checks that the backend can work here; the error says how to fix it.
     pub fn check(&self) -> Result<(), SandboxError> {
-        if which("prlimit").is_none() {
+        if self.backend != Backend::Docker && which("prlimit").is_none() {
             return Err(SandboxError::BackendUnavailable {
                 backend: self.backend.name(),
                 reason: "`prlimit` (util-linux) is missing; install util-linux".into(),
@@ -166,66 +198,66 @@ impl Sandbox {
         self.check()?;
         let limits = &spec.limits;
         let in_sandbox = self.backend != Backend::None;
-        let run_as = (in_sandbox && is_root()).then(next_uid);
+        let run_as = match self.backend {
+            Backend::Bwrap => is_root().then(next_uid),
+            Backend::Docker => Some(if is_root() { next_uid() } else { own_uid() }),
+            Backend::None => None,
+        };
         let (work, outputs) = if in_sandbox {
             (PathBuf::from(WORK_DIR), PathBuf::from(OUTPUTS_DIR))
         } else {
             (spec.work_dir.clone(), spec.outputs_dir.clone())
         };
-        let env_bin = spec.env.root.join("bin");
-        let mut env: Vec<(String, String)> = vec![
-            (
-                "PATH".into(),
-                format!("{}:/usr/local/bin:/usr/bin:/bin", env_bin.display()),
-            ),
-            ("HOME".into(), "/tmp".into()),
-            ("TMPDIR".into(), "/tmp".into()),
-            ("LANG".into(), "C.UTF-8".into()),
-            ("LC_ALL".into(), "C.UTF-8".into()),
-            ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
-            ("PYTHONUNBUFFERED".into(), "1".into()),
-            ("PYTHONHASHSEED".into(), "0".into()),
-            ("MPLBACKEND".into(), "Agg".into()),
-            (OUTPUTS_ENV_VAR.into(), outputs.display().to_string()),
-        ];
-        env.extend(inv.env.iter().cloned());
-        env.extend(spec.env_vars.iter().map(|(k, v)| (k.clone(), v.clone())));
-        let mut argv = limits_wrapper(limits, run_as);
-        argv.extend(inv.argv.iter().cloned());
-
-        let mut cmd;
-        let mut staging = None;
-        if in_sandbox {
-            if let Some(uid) = run_as {
-                for d in [&spec.work_dir, &spec.outputs_dir] {
-                    std::os::unix::fs::chown(d, Some(uid), Some(uid))
-                        .map_err(SandboxError::io("handing over", d))?;
-                }
+        let env = sandbox_env(spec, &inv, &outputs);
+        if !in_sandbox {
+            tracing::warn!(
+                "running WITHOUT a sandbox (--sandbox none): the script can read your files and use the network"
+            );
+            let mut argv = limits_wrapper(limits, None);
+            argv.extend(inv.argv.iter().cloned());
+            let mut cmd = exec::command(&argv[0]);
+            cmd.args(&argv[1..])
+                .env_clear()
+                .envs(env)
+                .current_dir(&spec.work_dir);
+            let done = exec::run(
+                cmd,
+                limits.output_cap_bytes,
+                Some(limits.wall_timeout),
+                true,
+            )
+            .await?;
+            return Ok(outcome_of(done, false, false));
+        }
+        if let Some(uid) = run_as.filter(|_| is_root()) {
+            for d in [&spec.work_dir, &spec.outputs_dir] {
+                std::os::unix::fs::chown(d, Some(uid), Some(uid))
+                    .map_err(SandboxError::io("handing over", d))?;
             }
-            let mut mounts = inv.mounts.clone();
-            // The unprivileged uid must be able to read the inputs: copy private files.
-            if run_as.is_some() {
-                staging = stage_private_files(&mut mounts)?;
-            }
-            mounts.push(Mount {
-                host: spec.work_dir.clone(),
-                dest: work.clone(),
-                writable: true,
-            });
-            mounts.push(Mount {
-                host: spec.outputs_dir.clone(),
-                dest: outputs.clone(),
-                writable: true,
-            });
-            for p in [&spec.env.root, &spec.env.base_prefix] {
-                if !p.starts_with("/usr") && !mounts.iter().any(|m| p.starts_with(&m.dest)) {
-                    mounts.push(Mount {
-                        host: p.clone(),
-                        dest: p.clone(),
-                        writable: false,
-                    });
-                }
-            }
+        }
+        let docker = self.backend == Backend::Docker;
+        let (mounts, staging) = sandbox_mounts(spec, &inv, run_as.is_some(), docker)?;
+        let (done, oom) = if docker {
+            let client = docker::connect().await?;
+            docker::ensure_base_image(&client, &self.docker).await?;
+            let run = docker::ContainerRun {
+                image: &self.docker.base_image,
+                argv: inv
+                    .argv
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect(),
+                env,
+                mounts,
+                workdir: work.display().to_string(),
+                uid: run_as.unwrap_or(65_534),
+                network: spec.network,
+                limits: *limits,
+            };
+            docker::run(&client, run).await?
+        } else {
+            let mut argv = limits_wrapper(limits, run_as);
+            argv.extend(inv.argv.iter().cloned());
             let plan = Plan {
                 mounts,
                 chdir: work,
@@ -233,29 +265,93 @@ impl Sandbox {
                 network: spec.network,
                 run_as,
             };
-            cmd = exec::command("bwrap");
+            let mut cmd = exec::command("bwrap");
             cmd.args(bwrap::args(&plan)).args(&argv);
-        } else {
-            tracing::warn!(
-                "running WITHOUT a sandbox (--sandbox none): the script can read your files and use the network"
-            );
-            cmd = exec::command(&argv[0]);
-            cmd.args(&argv[1..])
-                .env_clear()
-                .envs(env)
-                .current_dir(&spec.work_dir);
-        }
-        tracing::debug!(cmd = ?cmd.as_std(), "starting sandboxed process");
-        let done = exec::run(
-            cmd,
-            limits.output_cap_bytes,
-            Some(limits.wall_timeout),
-            !in_sandbox,
-        )
-        .await?;
+            tracing::debug!(cmd = ?cmd.as_std(), "starting sandboxed process");
+            (
+                exec::run(
+                    cmd,
+                    limits.output_cap_bytes,
+                    Some(limits.wall_timeout),
+                    false,
+                )
+                .await?,
+                false,
+            )
+        };
         drop(staging);
-        Ok(outcome_of(done, in_sandbox))
+        Ok(outcome_of(done, true, oom))
     }
+}
+
+/// The mounts of a sandboxed run: the invocation's, the work and outputs directories, the
+/// environment and its interpreter; private input files are staged (the guard keeps them alive).
+fn sandbox_mounts(
+    spec: &RunSpec,
+    inv: &Invocation,
+    unprivileged: bool,
+    docker: bool,
+) -> Result<(Vec<Mount>, Option<tempfile::TempDir>), SandboxError> {
+    let mut mounts = inv.mounts.clone();
+    // The unprivileged uid must be able to read the inputs: copy private files.
+    let staging = if unprivileged {
+        stage_private_files(&mut mounts)?
+    } else {
+        None
+    };
+    mounts.push(Mount {
+        host: spec.work_dir.clone(),
+        dest: WORK_DIR.into(),
+        writable: true,
+    });
+    mounts.push(Mount {
+        host: spec.outputs_dir.clone(),
+        dest: OUTPUTS_DIR.into(),
+        writable: true,
+    });
+    for p in [&spec.env.root, &spec.env.base_prefix] {
+        if p.starts_with("/usr") && docker {
+            return Err(SandboxError::BackendUnavailable {
+                backend: "docker",
+                reason: format!(
+                    "the environment's interpreter lives under {} (the system's /usr), which the container does not share; build environments on an interpreter outside /usr (pyenv, uv python)",
+                    p.display()
+                ),
+            });
+        }
+        if (docker || !p.starts_with("/usr")) && !mounts.iter().any(|m| p.starts_with(&m.dest)) {
+            mounts.push(Mount {
+                host: p.clone(),
+                dest: p.clone(),
+                writable: false,
+            });
+        }
+    }
+    Ok((mounts, staging))
+}
+
+/// The script's whole environment: a fixed allow-list, then the invocation's and the caller's
+/// explicit variables. Nothing is inherited from this process.
+fn sandbox_env(spec: &RunSpec, inv: &Invocation, outputs: &Path) -> Vec<(String, String)> {
+    let env_bin = spec.env.root.join("bin");
+    let mut env: Vec<(String, String)> = vec![
+        (
+            "PATH".into(),
+            format!("{}:/usr/local/bin:/usr/bin:/bin", env_bin.display()),
+        ),
+        ("HOME".into(), "/tmp".into()),
+        ("TMPDIR".into(), "/tmp".into()),
+        ("LANG".into(), "C.UTF-8".into()),
+        ("LC_ALL".into(), "C.UTF-8".into()),
+        ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+        ("PYTHONUNBUFFERED".into(), "1".into()),
+        ("PYTHONHASHSEED".into(), "0".into()),
+        ("MPLBACKEND".into(), "Agg".into()),
+        (OUTPUTS_ENV_VAR.into(), outputs.display().to_string()),
+    ];
+    env.extend(inv.env.iter().cloned());
+    env.extend(spec.env_vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+    env
 }
 
 /// Copies read-only mounted files that others may not read into a private staging directory
@@ -329,7 +425,7 @@ fn limits_wrapper(l: &Limits, run_as: Option<u32>) -> Vec<OsString> {
 const SIGKILL: i32 = 9;
 const SIGXCPU: i32 = 24;
 
-fn outcome_of(done: exec::Finished, in_sandbox: bool) -> RunOutcome {
+fn outcome_of(done: exec::Finished, in_sandbox: bool, oom_killed: bool) -> RunOutcome {
     let mut exit_code = done.status.and_then(|s| s.code());
     let mut signal = done.status.and_then(|s| s.signal());
     // bubblewrap reports a child killed by signal N as exit code 128 + N.
@@ -337,17 +433,18 @@ fn outcome_of(done: exec::Finished, in_sandbox: bool) -> RunOutcome {
         signal = Some(code - 128);
         exit_code = None;
     }
-    let memory_exceeded = !done.timed_out
-        && ([
-            "MemoryError",
-            "Cannot allocate memory",
-            "std::bad_alloc",
-            "Unable to allocate",
-            "out of memory",
-        ]
-        .iter()
-        .any(|m| done.stderr.contains(m))
-            || signal == Some(SIGKILL));
+    let memory_exceeded = oom_killed
+        || !done.timed_out
+            && ([
+                "MemoryError",
+                "Cannot allocate memory",
+                "std::bad_alloc",
+                "Unable to allocate",
+                "out of memory",
+            ]
+            .iter()
+            .any(|m| done.stderr.contains(m))
+                || signal == Some(SIGKILL));
     let cpu_exceeded = signal == Some(SIGXCPU);
     RunOutcome {
         exit_code,
@@ -397,6 +494,10 @@ fn read_outputs(
         out.insert(name.clone(), value);
     }
     Ok(out)
+}
+
+fn own_uid() -> u32 {
+    std::fs::metadata("/proc/self").map_or(65_534, |m| std::os::unix::fs::MetadataExt::uid(&m))
 }
 
 fn is_root() -> bool {
