@@ -19,6 +19,7 @@
 mod bwrap;
 mod cache;
 mod docker;
+mod doctor;
 mod env;
 mod error;
 mod exec;
@@ -31,6 +32,7 @@ mod spec;
 
 pub use cache::{CACHE_DIR_ENV_VAR, EnvCache, UV_ENV_VAR};
 pub use docker::DockerConfig;
+pub use doctor::{Finding, doctor};
 pub use env::{BASE_PACKAGES, Env, EnvId, EnvSpec, Requirement};
 pub use error::SandboxError;
 pub use imports::{IMPORT_TO_DISTRIBUTION, ImportAnalysis, imports_to_packages};

@@ -500,7 +500,7 @@ fn own_uid() -> u32 {
     std::fs::metadata("/proc/self").map_or(65_534, |m| std::os::unix::fs::MetadataExt::uid(&m))
 }
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // The owner of /proc/self is our effective uid.
     std::os::unix::fs::MetadataExt::uid(&match std::fs::metadata("/proc/self") {
         Ok(m) => m,

@@ -100,3 +100,13 @@ async fn imports_map_to_distributions_with_the_interpreters_stdlib() {
         .unwrap();
     assert!(bad.syntax_error.unwrap().starts_with("line 1"));
 }
+
+#[tokio::test]
+async fn doctor_finds_bubblewrap_working_here() {
+    let findings = autocoder_sandbox::doctor().await;
+    let bwrap = findings.iter().find(|f| f.name == "bwrap").unwrap();
+    assert!(bwrap.ok, "{bwrap:?}");
+    let none = findings.iter().find(|f| f.name == "none").unwrap();
+    assert!(none.ok && none.detail.contains("NO isolation"), "{none:?}");
+    assert!(findings.iter().any(|f| f.name == "docker"));
+}
