@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
         threads: 1,
         ..ProfileOptions::default()
     };
-    let sequential = profile_reader("fuzz", data, &options);
+    let sequential = profile_reader(data, "fuzz", &options, &|_, _| {});
 
     let path = temp_path();
     if std::fs::write(&path, data).is_err() {
