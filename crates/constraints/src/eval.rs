@@ -449,7 +449,7 @@ pub fn schema_constraints(table: &TableSchema) -> Vec<Constraint> {
             out.push(Constraint::Column {
                 column: name.clone(),
                 check,
-            })
+            });
         };
         if !nullable {
             push(Check::NotNull);

@@ -2,3 +2,4 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
 mod corpus;
+mod pandera;
