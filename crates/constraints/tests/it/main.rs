@@ -2,4 +2,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
 mod corpus;
+mod llm;
 mod pandera;
