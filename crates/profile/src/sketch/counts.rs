@@ -1,0 +1,272 @@
+//! Value counts: exact while a column has at most `bound` distinct values; past that, a
+//! `HyperLogLog` count of distinct values plus a Misra-Gries heavy-hitters summary of
+//! [`HEAVY_CAPACITY`] entries for the most frequent values.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::hll::Hll;
+use crate::ValueCount;
+
+/// Entries of the heavy-hitters summary. Its counts are lower bounds, short of the truth by at
+/// most `values / (HEAVY_CAPACITY + 1)`.
+pub(crate) const HEAVY_CAPACITY: usize = 128;
+
+/// A hasher for keys that are already hashes.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+pub(crate) type HashedMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+#[derive(Debug, Clone)]
+struct Entry {
+    count: u64,
+    text: Option<Box<str>>,
+}
+
+/// Counts of the values of one column.
+#[derive(Debug, Clone)]
+pub(crate) struct ValueCounts {
+    bound: usize,
+    /// Exact counts, while there are at most `bound` distinct values.
+    exact: Option<HashedMap<Entry>>,
+    /// Past the bound: distinct values.
+    hll: Option<Box<Hll>>,
+    /// Past the bound: the heavy hitters (text kept from their second occurrence).
+    heavy: HashedMap<Entry>,
+}
+
+/// What the counts say at the end.
+pub(crate) struct CountsSummary {
+    pub(crate) distinct: u64,
+    pub(crate) exact: bool,
+    pub(crate) top: Vec<ValueCount>,
+    pub(crate) all_unique: bool,
+}
+
+impl ValueCounts {
+    pub(crate) fn new(bound: usize) -> Self {
+        Self {
+            bound: bound.max(1),
+            exact: Some(HashedMap::default()),
+            hll: None,
+            heavy: HashedMap::default(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn add(&mut self, hash: u64, text: &str) {
+        if let Some(map) = &mut self.exact {
+            if let Some(e) = map.get_mut(&hash) {
+                e.count += 1;
+                return;
+            }
+            if map.len() < self.bound {
+                map.insert(
+                    hash,
+                    Entry {
+                        count: 1,
+                        text: Some(text.into()),
+                    },
+                );
+                return;
+            }
+            self.overflow();
+        }
+        if let Some(hll) = &mut self.hll {
+            hll.add(hash);
+        }
+        add_heavy(&mut self.heavy, hash, text);
+    }
+
+    /// Switches from exact counts to the sketches.
+    fn overflow(&mut self) {
+        let Some(map) = self.exact.take() else {
+            return;
+        };
+        let mut hll = Box::<Hll>::default();
+        for &h in map.keys() {
+            hll.add(h);
+        }
+        self.hll = Some(hll);
+        let mut entries: Vec<(u64, Entry)> = map.into_iter().collect();
+        entries.sort_unstable_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(&b.0)));
+        entries.truncate(HEAVY_CAPACITY);
+        for (h, e) in entries {
+            merge_heavy_entry(&mut self.heavy, h, e);
+        }
+        prune_heavy(&mut self.heavy);
+    }
+
+    pub(crate) fn merge(&mut self, mut other: ValueCounts) {
+        if let (Some(a), Some(b)) = (&mut self.exact, &mut other.exact) {
+            for (h, e) in b.drain() {
+                match a.get_mut(&h) {
+                    Some(x) => x.count += e.count,
+                    None => {
+                        a.insert(h, e);
+                    }
+                }
+            }
+            if a.len() > self.bound {
+                self.overflow();
+            }
+            return;
+        }
+        self.overflow();
+        other.overflow();
+        if let (Some(a), Some(b)) = (&mut self.hll, &other.hll) {
+            a.merge(b);
+        }
+        for (h, e) in other.heavy {
+            merge_heavy_entry(&mut self.heavy, h, e);
+        }
+        prune_heavy(&mut self.heavy);
+    }
+
+    pub(crate) fn summary(&self, top_k: usize) -> CountsSummary {
+        let (distinct, exact, entries, all_unique) = match (&self.exact, &self.hll) {
+            (Some(map), _) => (
+                map.len() as u64,
+                true,
+                map.values().collect::<Vec<_>>(),
+                map.values().all(|e| e.count == 1),
+            ),
+            (None, Some(hll)) => (hll.estimate(), false, self.heavy.values().collect(), false),
+            (None, None) => (0, false, Vec::new(), false),
+        };
+        let mut top: Vec<ValueCount> = entries
+            .into_iter()
+            .filter_map(|e| {
+                e.text.as_ref().map(|t| ValueCount {
+                    value: t.to_string(),
+                    count: e.count,
+                })
+            })
+            .collect();
+        top.sort_unstable_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));
+        top.truncate(top_k);
+        CountsSummary {
+            distinct,
+            exact,
+            top,
+            all_unique,
+        }
+    }
+}
+
+#[inline]
+fn add_heavy(heavy: &mut HashedMap<Entry>, hash: u64, text: &str) {
+    if let Some(e) = heavy.get_mut(&hash) {
+        e.count += 1;
+        if e.text.is_none() {
+            e.text = Some(text.into());
+        }
+        return;
+    }
+    if heavy.len() < HEAVY_CAPACITY {
+        heavy.insert(
+            hash,
+            Entry {
+                count: 1,
+                text: None,
+            },
+        );
+        return;
+    }
+    // Misra-Gries: the new value and one occurrence of every kept value cancel out.
+    heavy.retain(|_, e| {
+        e.count -= 1;
+        e.count > 0
+    });
+}
+
+fn merge_heavy_entry(heavy: &mut HashedMap<Entry>, hash: u64, e: Entry) {
+    match heavy.get_mut(&hash) {
+        Some(x) => {
+            x.count += e.count;
+            if x.text.is_none() {
+                x.text = e.text;
+            }
+        }
+        None => {
+            heavy.insert(hash, e);
+        }
+    }
+}
+
+/// Keeps at most [`HEAVY_CAPACITY`] entries by subtracting the next largest count from all.
+fn prune_heavy(heavy: &mut HashedMap<Entry>) {
+    if heavy.len() <= HEAVY_CAPACITY {
+        return;
+    }
+    let mut counts: Vec<u64> = heavy.values().map(|e| e.count).collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let cut = counts[HEAVY_CAPACITY];
+    heavy.retain(|_, e| {
+        e.count = e.count.saturating_sub(cut);
+        e.count > 0
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sketch::hash::hash_bytes;
+
+    fn add(c: &mut ValueCounts, s: &str) {
+        c.add(hash_bytes(s.as_bytes(), 0), s);
+    }
+
+    #[test]
+    fn exact_below_the_bound_and_heavy_hitters_above() {
+        let mut c = ValueCounts::new(100);
+        for s in ["a", "b", "a", "c", "a", "b"] {
+            add(&mut c, s);
+        }
+        let s = c.summary(2);
+        assert!(s.exact && !s.all_unique);
+        assert_eq!(s.distinct, 3);
+        assert_eq!(s.top[0].value, "a");
+        assert_eq!(s.top[0].count, 3);
+        assert_eq!(s.top[1].value, "b");
+
+        let mut parts = Vec::new();
+        for p in 0..4 {
+            let mut c = ValueCounts::new(100);
+            for i in 0..5000 {
+                let v = if i % 3 == 0 {
+                    "hot".to_string()
+                } else {
+                    format!("v{p}-{i}")
+                };
+                add(&mut c, &v);
+            }
+            parts.push(c);
+        }
+        let mut total = ValueCounts::new(100);
+        for p in parts {
+            total.merge(p);
+        }
+        let s = total.summary(3);
+        assert!(!s.exact);
+        assert_eq!(s.top[0].value, "hot");
+        assert!(s.top[0].count <= 6668 && s.top[0].count > 6000);
+        let expected = 4.0 * 3333.0 + 1.0;
+        assert!((s.distinct as f64 - expected).abs() / expected < 0.05);
+    }
+}

@@ -1,0 +1,191 @@
+//! The accumulator of a whole chunk (every column, duplicate rows, samples, bad rows), merged in
+//! file order into the accumulator of the file, and finished into a [`Profile`].
+
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+
+use crate::column::{ColumnAcc, ColumnSettings};
+use crate::records::{ChunkCounts, Record};
+use crate::sketch::bottomk::BottomK;
+use crate::sketch::counts::IdHasher;
+use crate::sketch::hash::{hash_bytes, key3, mix64};
+use crate::sketch::hll::Hll;
+use crate::{BadRows, FORMAT_VERSION, Profile, ProfileOptions, SampleRow};
+
+/// Rows whose duplicates are counted exactly; past that, estimated.
+const DUPLICATE_EXACT_ROWS: usize = 1 << 20;
+/// Bad lines listed in a profile.
+const BAD_LINES_LISTED: usize = 20;
+
+/// A sampled row before its data row number is known.
+#[derive(Debug, Clone)]
+struct Sampled {
+    row: u64,
+    line: u64,
+    values: Vec<String>,
+}
+
+/// Everything known about a chunk (or, after merging, the file so far).
+#[derive(Debug)]
+pub(crate) struct TableAcc {
+    pub(crate) columns: Vec<ColumnAcc>,
+    pub(crate) rows: u64,
+    row_hashes: Vec<u64>,
+    seen_rows: Option<HashSet<u64, BuildHasherDefault<IdHasher>>>,
+    row_hll: Hll,
+    duplicates: u64,
+    samples: BottomK<Sampled>,
+    bad: BadRows,
+    pattern_rows: u64,
+    chunk: u64,
+    seed: u64,
+    pattern_rows_per_chunk: u64,
+}
+
+impl TableAcc {
+    pub(crate) fn new(columns: usize, chunk: u64, options: &ProfileOptions) -> Self {
+        let settings = ColumnSettings {
+            distinct_exact_bound: options.distinct_exact_bound,
+            quantile_sample: options.quantile_sample,
+        };
+        Self {
+            columns: (0..columns).map(|_| ColumnAcc::new(settings)).collect(),
+            rows: 0,
+            row_hashes: Vec::new(),
+            seen_rows: Some(HashSet::default()),
+            row_hll: Hll::default(),
+            duplicates: 0,
+            samples: BottomK::new(options.sample_rows),
+            bad: BadRows::default(),
+            pattern_rows: 0,
+            chunk,
+            seed: options.seed,
+            pattern_rows_per_chunk: options.pattern_rows_per_chunk as u64,
+        }
+    }
+
+    /// Adds one record of this chunk.
+    #[inline]
+    pub(crate) fn add_record(&mut self, record: &Record<'_>) {
+        self.rows += 1;
+        let key = key3(self.seed, self.chunk, record.row_in_chunk());
+        let measure = record.row_in_chunk() <= self.pattern_rows_per_chunk;
+        self.pattern_rows += u64::from(measure);
+        let mut row_hash = record.len() as u64;
+        for (i, column) in self.columns.iter_mut().enumerate() {
+            let Some(field) = record.field(i) else {
+                column.add_null();
+                continue;
+            };
+            let hash = hash_bytes(field.as_bytes(), 0);
+            row_hash = mix64(row_hash.rotate_left(17) ^ hash);
+            if record.value(i).is_none() {
+                column.add_null();
+            } else {
+                column.add(field, hash, key, measure);
+            }
+        }
+        self.row_hashes.push(row_hash);
+        self.samples.offer(key, || Sampled {
+            row: record.row_in_chunk(),
+            line: record.line(),
+            values: record.fields().map(str::to_owned).collect(),
+        });
+    }
+
+    /// Records the line of a short or skipped record.
+    pub(crate) fn bad_line(&mut self, line: u64) {
+        if self.bad.first_bad_lines.len() < BAD_LINES_LISTED {
+            self.bad.first_bad_lines.push(line);
+        }
+    }
+
+    /// Takes the chunk's counts of short and skipped records.
+    pub(crate) fn set_counts(&mut self, counts: ChunkCounts) {
+        self.bad.short_rows = counts.short_rows;
+        self.bad.long_rows = counts.long_rows;
+    }
+
+    /// Appends the next chunk's accumulator.
+    pub(crate) fn merge(&mut self, mut next: TableAcc) {
+        let offset = self.rows;
+        self.rows += next.rows;
+        for (a, b) in self.columns.iter_mut().zip(next.columns) {
+            a.merge(b);
+        }
+        for h in next.row_hashes.drain(..) {
+            self.row_hll.add(h);
+            if let Some(seen) = &mut self.seen_rows {
+                if !seen.insert(h) {
+                    self.duplicates += 1;
+                }
+                if seen.len() > DUPLICATE_EXACT_ROWS {
+                    self.seen_rows = None;
+                }
+            }
+        }
+        let mut samples = next.samples;
+        samples_shift(&mut samples, offset);
+        self.samples.merge(samples);
+        self.bad.short_rows += next.bad.short_rows;
+        self.bad.long_rows += next.bad.long_rows;
+        for line in next.bad.first_bad_lines {
+            if self.bad.first_bad_lines.len() < BAD_LINES_LISTED {
+                self.bad.first_bad_lines.push(line);
+            }
+        }
+        self.pattern_rows += next.pattern_rows;
+    }
+
+    pub(crate) fn finish(
+        self,
+        source: String,
+        names: &[String],
+        dialect: crate::Dialect,
+        bytes: u64,
+        options: &ProfileOptions,
+    ) -> Profile {
+        let (duplicate_rows, duplicate_rows_exact) = if self.seen_rows.is_some() {
+            (self.duplicates, true)
+        } else {
+            (self.rows.saturating_sub(self.row_hll.estimate()), false)
+        };
+        let columns = self
+            .columns
+            .iter()
+            .zip(names)
+            .map(|(c, name)| c.finish(name.clone(), options))
+            .collect();
+        let mut samples: Vec<SampleRow> = self
+            .samples
+            .into_items()
+            .into_iter()
+            .map(|s| SampleRow {
+                row: s.row,
+                line: s.line,
+                values: s.values,
+            })
+            .collect();
+        samples.sort_unstable_by_key(|s| s.row);
+        Profile {
+            format_version: FORMAT_VERSION,
+            source,
+            dialect,
+            nulls: options.nulls.clone(),
+            bytes,
+            rows: self.rows,
+            duplicate_rows,
+            duplicate_rows_exact,
+            bad_rows: self.bad,
+            patterns_sampled_rows: self.pattern_rows,
+            sample_seed: self.seed,
+            columns,
+            samples,
+        }
+    }
+}
+
+/// Turns chunk-relative row numbers into file row numbers.
+fn samples_shift(samples: &mut BottomK<Sampled>, offset: u64) {
+    samples.for_each_mut(|s| s.row += offset);
+}
