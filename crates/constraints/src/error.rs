@@ -41,6 +41,9 @@ pub enum ConstraintError {
         #[source]
         source: csv::Error,
     },
+    /// The file could not be scanned (the profiler's reader: dialect, UTF-8, ragged rows...).
+    #[error(transparent)]
+    Scan(#[from] autocoder_profile::ProfileError),
     /// A column the checks need is missing from the file's header.
     #[error("the file's header has no column `{column}` (it has: {}); the schema does not describe this file", header.join(", "))]
     MissingColumn {

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use autocoder_profile::{Dialect, NullSpec as ProfileNulls, ScanOptions, scan};
 use autocoder_schema::{Check, ColumnSchema, DataType, Scalar, TableSchema};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -277,6 +278,20 @@ impl Evaluator {
         self.push_with(row, |i| record.get(i).unwrap_or(""));
     }
 
+    /// Moves every row number counted so far by `offset` (a chunk's rows were counted from 1).
+    pub fn shift_rows(&mut self, offset: u64) {
+        for state in &mut self.states {
+            for v in &mut state.examples {
+                v.row += offset;
+            }
+            for seen in state.seen.values_mut() {
+                for v in &mut seen.rows {
+                    v.row += offset;
+                }
+            }
+        }
+    }
+
     fn push_with<'r>(&mut self, row: u64, get: impl Fn(usize) -> &'r str) {
         self.rows += 1;
         for (plan, state) in self.plans.iter().zip(self.states.iter_mut()) {
@@ -469,57 +484,102 @@ pub fn schema_constraints(table: &TableSchema) -> Vec<Constraint> {
     out
 }
 
+/// How [`evaluate_path_with`] reads the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EvalOptions {
+    /// Worker threads; `0` uses every core.
+    pub threads: usize,
+    /// Bytes per chunk (each chunk is evaluated by one thread).
+    pub chunk_bytes: usize,
+}
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        let scan = ScanOptions::default();
+        Self {
+            threads: scan.threads,
+            chunk_bytes: scan.chunk_bytes,
+        }
+    }
+}
+
 /// Reads the CSV file at `path` the way `table.read` says and evaluates `constraints` over every
-/// record, in one pass.
+/// record: one parallel pass with the profiler's reader ([`autocoder_profile::scan`]), one
+/// [`Evaluator`] per chunk, merged in file order.
 pub fn evaluate_path(
     path: &Path,
     table: &TableSchema,
     constraints: &[Constraint],
 ) -> Result<Vec<CheckResult>, ConstraintError> {
+    evaluate_path_with(path, table, constraints, EvalOptions::default())
+}
+
+/// [`evaluate_path`] with explicit threads and chunk size.
+pub fn evaluate_path_with(
+    path: &Path,
+    table: &TableSchema,
+    constraints: &[Constraint],
+    eval: EvalOptions,
+) -> Result<Vec<CheckResult>, ConstraintError> {
+    let header = read_header(path, table)?;
+    let evaluator = Evaluator::new(table, constraints, &header)?;
+    let dialect = Dialect {
+        delimiter: u8::try_from(table.read.delimiter).unwrap_or(b','),
+        quote: b'"',
+        has_header: table.read.has_header,
+        bom: table.read.bom,
+    };
+    let options = ScanOptions {
+        dialect: Some(dialect),
+        nulls: ProfileNulls::new(table.read.keep_default_na, table.read.na_values.clone()),
+        threads: eval.threads,
+        chunk_bytes: eval.chunk_bytes,
+        ..ScanOptions::default()
+    };
+    let scanned = scan(
+        path,
+        &options,
+        |_| evaluator.fresh(),
+        |chunk: &mut Evaluator, record| {
+            chunk.push_with(record.row_in_chunk(), |i| record.field(i).unwrap_or(""));
+        },
+    )?;
+    let mut total = evaluator;
+    for mut chunk in scanned.chunks {
+        chunk.value.shift_rows(chunk.first_row - 1);
+        total.merge(chunk.value);
+    }
+    tracing::debug!(
+        rows = scanned.rows,
+        checks = constraints.len(),
+        "evaluated constraints"
+    );
+    Ok(total.finish())
+}
+
+/// The header as the file has it, or the schema's column names for files without one.
+fn read_header(path: &Path, table: &TableSchema) -> Result<Vec<String>, ConstraintError> {
+    if !table.read.has_header {
+        return Ok(table.columns.iter().map(|c| c.name.clone()).collect());
+    }
     let file = std::fs::File::open(path).map_err(|source| ConstraintError::Io {
         path: path.to_owned(),
         source,
     })?;
-    let delimiter = u8::try_from(table.read.delimiter).unwrap_or(b',');
     let mut reader = csv::ReaderBuilder::new()
-        .delimiter(delimiter)
-        .has_headers(table.read.has_header)
+        .delimiter(u8::try_from(table.read.delimiter).unwrap_or(b','))
+        .has_headers(true)
         .flexible(true)
-        .from_reader(std::io::BufReader::with_capacity(1 << 20, file));
-    let csv_error = |row: u64, source: csv::Error| ConstraintError::Csv {
+        .from_reader(file);
+    let header = reader.headers().map_err(|source| ConstraintError::Csv {
         path: path.to_owned(),
-        row,
+        row: 0,
         source,
-    };
-    let header: Vec<String> = if table.read.has_header {
-        reader
-            .headers()
-            .map_err(|e| csv_error(0, e))?
-            .iter()
-            .map(|h| h.trim_start_matches('\u{feff}').to_owned())
-            .collect()
-    } else {
-        table.columns.iter().map(|c| c.name.clone()).collect()
-    };
-    let mut evaluator = Evaluator::new(table, constraints, &header)?;
-    let mut record = csv::StringRecord::new();
-    let mut row = 0u64;
-    loop {
-        match reader.read_record(&mut record) {
-            Ok(true) => {
-                row += 1;
-                evaluator.push_record(row, &record);
-            }
-            Ok(false) => break,
-            Err(e) => return Err(csv_error(row + 1, e)),
-        }
-    }
-    tracing::debug!(
-        rows = row,
-        checks = constraints.len(),
-        "evaluated constraints"
-    );
-    Ok(evaluator.finish())
+    })?;
+    Ok(header
+        .iter()
+        .map(|h| h.trim_start_matches('\u{feff}').to_owned())
+        .collect())
 }
 
 #[cfg(test)]

@@ -34,7 +34,10 @@ mod values;
 
 pub use apply::{apply_outcomes, parse_rules};
 pub use error::ConstraintError;
-pub use eval::{CheckResult, EXAMPLES, Evaluator, Violation, evaluate_path, schema_constraints};
+pub use eval::{
+    CheckResult, EXAMPLES, EvalOptions, Evaluator, Violation, evaluate_path, evaluate_path_with,
+    schema_constraints,
+};
 pub use model::{Constraint, Outcome, Source, rules_as_text};
 pub use nulls::{NullSpec, PANDAS_DEFAULT_NA};
 pub use parse::{Parsed, parse_rule};

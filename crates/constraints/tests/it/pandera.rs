@@ -270,3 +270,43 @@ fn injected_violations_are_counted_alike_by_pandera_and_our_evaluator() {
         [(14, "lost"), (15, "cancelled")]
     );
 }
+
+#[test]
+fn chunked_parallel_evaluation_equals_one_sequential_pass() {
+    let (table, _) = constrained();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("orders.csv");
+    let mut rows = clean_rows(3000);
+    inject(&mut rows);
+    // Violations and duplicates spread over many chunks.
+    for i in (100..3000).step_by(97) {
+        rows[i][0] = rows[i - 50][0].clone(); // duplicate order_id, far apart
+        rows[i][3] = "0".to_owned();
+    }
+    write_csv(&data, &rows);
+    let constraints = schema_constraints(&table);
+    let chunked = autocoder_constraints::evaluate_path_with(
+        &data,
+        &table,
+        &constraints,
+        autocoder_constraints::EvalOptions {
+            threads: 2,
+            chunk_bytes: 4096,
+        },
+    )
+    .unwrap();
+    let header: Vec<String> = HEADER.split(',').map(str::to_owned).collect();
+    let mut sequential =
+        autocoder_constraints::Evaluator::new(&table, &constraints, &header).unwrap();
+    for (i, row) in rows.iter().enumerate() {
+        sequential.push(i as u64 + 1, row);
+    }
+    let sequential = sequential.finish();
+    assert_eq!(chunked, sequential);
+    let unique = chunked
+        .iter()
+        .find(|r| r.description == "order_id is unique")
+        .unwrap();
+    assert_eq!(unique.violations, 2 + 2 * 30, "{unique:?}");
+    assert_eq!(unique.examples[0].row, 4);
+}
