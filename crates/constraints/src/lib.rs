@@ -42,5 +42,5 @@ pub use model::{Constraint, Outcome, Source, rules_as_text};
 pub use nulls::{NullSpec, PANDAS_DEFAULT_NA};
 pub use parse::{Parsed, parse_rule};
 pub use regex_compat::check_portable_regex;
-pub use report::{Report, report};
+pub use report::{Report, report, report_for_file, report_for_file_with_model};
 pub use resolve::resolve_column;

@@ -2,11 +2,16 @@
 //! rules were applied (as what), which were not (why), and the violations found in the file.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
+use autocoder_llm::LlmClient;
 use autocoder_schema::{TableSchema, render_pandera};
 use serde::{Deserialize, Serialize};
 
-use crate::{CheckResult, Outcome};
+use crate::llm::read_rules;
+use crate::{
+    CheckResult, Constraint, ConstraintError, Outcome, apply_outcomes, evaluate_path, parse_rules,
+};
 
 /// Everything the report shows; serializes as the `--format json` document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -19,6 +24,43 @@ pub struct Report {
     pub rules: Vec<Outcome>,
     /// One result per applied constraint evaluated over the file.
     pub violations: Vec<CheckResult>,
+}
+
+/// Applies `rules` (read offline by the parser) to `table`, evaluates the applied constraints over
+/// the file at `path`, and builds the report: what `autocoder schema FILE --constraint ...`
+/// prints without a model.
+pub fn report_for_file(
+    path: &Path,
+    mut table: TableSchema,
+    rules: &[String],
+) -> Result<Report, ConstraintError> {
+    let mut outcomes = parse_rules(rules, &table);
+    finish(path, &mut table, &mut outcomes)
+}
+
+/// [`report_for_file`] with the model reading the rules the parser does not understand.
+pub async fn report_for_file_with_model(
+    path: &Path,
+    mut table: TableSchema,
+    rules: &[String],
+    client: &LlmClient,
+) -> Result<Report, ConstraintError> {
+    let mut outcomes = read_rules(rules, &table, client).await;
+    finish(path, &mut table, &mut outcomes)
+}
+
+fn finish(
+    path: &Path,
+    table: &mut TableSchema,
+    outcomes: &mut [Outcome],
+) -> Result<Report, ConstraintError> {
+    apply_outcomes(outcomes, table);
+    let constraints: Vec<Constraint> = outcomes
+        .iter()
+        .filter_map(|o| o.constraint().cloned())
+        .collect();
+    let results = evaluate_path(path, table, &constraints)?;
+    Ok(report(table, outcomes, &results))
 }
 
 /// Builds the report for `table` (with the applied checks already added), the rules' outcomes

@@ -4,3 +4,4 @@
 mod corpus;
 mod llm;
 mod pandera;
+mod report;
