@@ -5,6 +5,8 @@
 //! ([`edit`]), replacing test functions in a test file ([`splice`]), and deciding which fixer a
 //! failure goes to when a diagnosis keeps failing ([`reclassify`]).
 
+pub mod answers;
+pub mod data;
 pub mod edit;
 mod error;
 pub mod prompt;

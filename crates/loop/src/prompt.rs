@@ -59,7 +59,7 @@ pub struct TaskView {
 }
 
 /// The plan the model makes before writing code.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct Plan {
     /// What the script does, in a sentence or two.
     pub summary: String,

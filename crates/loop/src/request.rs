@@ -282,6 +282,7 @@ fn invalid(message: String) -> LoopError {
 fn strip_prefix(err: &LoopError) -> String {
     match err {
         LoopError::InvalidRequest(message) => message.clone(),
+        other @ LoopError::Data(_) => other.to_string(),
     }
 }
 

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A new version of one test function.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct FunctionPatch {
     /// `test_name`, or `ClassName.test_name` for a method; a `[param]` suffix is ignored.
     pub name: String,
@@ -60,6 +60,28 @@ pub fn splice_functions(
         replaced,
         missing,
     }
+}
+
+/// The source of the function `name` (`test_x`, `Class.test_x`, a `[param]` suffix ignored),
+/// decorators included, as it stands in `source`.
+pub fn function_source(source: &str, name: &str) -> Option<String> {
+    let lines: Vec<&str> = source.split_inclusive('\n').collect();
+    let logical = logical_lines(&lines);
+    let span = locate(&lines, &logical, strip_parameters(name))?;
+    Some(lines[span.start..span.end].concat())
+}
+
+/// The function name in a pytest node id: `tests.py::TestX::test_y[1]` -> `TestX.test_y`.
+pub fn function_name(test_id: &str) -> String {
+    let without_file = match test_id.split_once("::") {
+        Some((_, rest)) => rest,
+        None => test_id,
+    };
+    strip_parameters_keep_class(without_file).replace("::", ".")
+}
+
+fn strip_parameters_keep_class(name: &str) -> &str {
+    name.split('[').next().unwrap_or(name).trim()
 }
 
 /// `test_sum[case-1]` -> `test_sum`.
@@ -363,6 +385,23 @@ def test_last():
             "{}",
             report.source
         );
+    }
+
+    #[test]
+    fn sources_and_names_are_found_from_node_ids() {
+        assert_eq!(
+            function_name("test_solution.py::TestEdges::test_empty[a-1]"),
+            "TestEdges.test_empty"
+        );
+        assert_eq!(function_name("test_solution.py::test_total"), "test_total");
+        let source = function_source(TESTS, "TestEdges.test_other").unwrap();
+        assert_eq!(source, "    def test_other(self):\n        assert True\n");
+        assert!(
+            function_source(TESTS, "test_param")
+                .unwrap()
+                .starts_with("@pytest.mark")
+        );
+        assert!(function_source(TESTS, "nope").is_none());
     }
 
     #[test]
