@@ -9,11 +9,17 @@ pub mod answers;
 pub mod data;
 pub mod edit;
 mod error;
+mod generate;
+pub mod options;
 pub mod prompt;
 pub mod reclassify;
 pub mod request;
+pub mod run;
 pub mod rundir;
 pub mod session;
 pub mod splice;
+mod steps;
 
 pub use error::LoopError;
+pub use generate::{Progress, generate};
+pub use options::{CacheMode, GenerateOptions, SandboxOptions};

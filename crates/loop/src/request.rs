@@ -279,10 +279,14 @@ fn invalid(message: String) -> LoopError {
     LoopError::InvalidRequest(message)
 }
 
+#[allow(
+    clippy::match_wildcard_for_single_variants,
+    reason = "only the request variant has a prefix to strip"
+)]
 fn strip_prefix(err: &LoopError) -> String {
     match err {
         LoopError::InvalidRequest(message) => message.clone(),
-        other @ LoopError::Data(_) => other.to_string(),
+        other => other.to_string(),
     }
 }
 
@@ -354,19 +358,12 @@ fn check_sample_file(sample: &Sample) -> Result<(), LoopError> {
     }
 }
 
-/// The file's extension with its dot, keeping compression suffixes (`.csv.gz`); empty if none.
+/// The file's last extension with its dot (`.csv`; `.gz` for `x.csv.gz`), empty if none: the
+/// sandbox mounts a file input at `/var/inputs/<name><extension>`.
 fn extension_of(path: &Path) -> String {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-        return String::new();
-    };
-    let trimmed = name.trim_start_matches('.');
-    let parts: Vec<&str> = trimmed.split('.').collect();
-    match parts.as_slice() {
-        [] | [_] => String::new(),
-        [.., ext, compression] if matches!(*compression, "gz" | "bz2" | "xz" | "zst" | "zip") => {
-            format!(".{ext}.{compression}")
-        }
-        [.., ext] => format!(".{ext}"),
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(ext) if !ext.is_empty() => format!(".{ext}"),
+        _ => String::new(),
     }
 }
 
@@ -410,7 +407,7 @@ mod tests {
         assert_eq!(contract.inputs.len(), 2);
         let sales = &contract.inputs[1];
         assert_eq!(sales.ty, IoType::File);
-        assert_eq!(sales.mount.as_deref(), Some("/var/inputs/sales.csv.gz"));
+        assert_eq!(sales.mount.as_deref(), Some("/var/inputs/sales.gz"));
         assert_eq!(sales.sample.as_deref(), Some(path.as_path()));
         assert_eq!(contract.outputs[0].path, "/var/outputs/total");
     }

@@ -90,9 +90,9 @@ fn plan_code_and_tests_prompts() {
     insta::assert_snapshot!("plan", plan_text);
     insta::assert_snapshot!(
         "code",
-        render(&prompts, "loop/code.j2", &view, json!({"plan": plan()})).unwrap()
+        render(&prompts, "loop/code.j2", &view, json!({"plan": plan(), "notes": ["the package `sklearn` does not exist and has no replacement: write the script without it"]})).unwrap()
     );
-    let tests_text = render(&prompts, "loop/tests.j2", &view, json!({})).unwrap();
+    let tests_text = render(&prompts, "loop/tests.j2", &view, json!({"notes": []})).unwrap();
     assert!(tests_text.contains("`total` as a Python float, `by_region.csv` as a `pathlib.Path`"));
     assert!(
         !tests_text.contains("def "),
