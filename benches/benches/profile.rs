@@ -29,7 +29,7 @@ fn benches(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(data.len() as u64));
     group.sample_size(10);
     group.bench_function("csv_core_parse_only", |b| {
-        b.iter(|| parse_only(black_box(&data)))
+        b.iter(|| parse_only(black_box(&data)));
     });
     for threads in [1, 2] {
         let options = ProfileOptions {
