@@ -124,12 +124,10 @@ impl ColumnAcc {
         self.len_sum += chars;
         keep_extreme(&mut self.text_min, value, std::cmp::Ordering::Less);
         keep_extreme(&mut self.text_max, value, std::cmp::Ordering::Greater);
-        let kind = classify(value);
-        if measure_patterns && kind == Kind::Text {
-            // Patterns and shapes are reported for string columns only.
+        if measure_patterns {
             self.patterns.add(value);
         }
-        match kind {
+        match classify(value) {
             Kind::Bool(b) => {
                 self.bools += 1;
                 self.trues += u64::from(b);
