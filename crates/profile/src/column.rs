@@ -122,8 +122,9 @@ impl ColumnAcc {
         self.len_min = self.len_min.min(chars);
         self.len_max = self.len_max.max(chars);
         self.len_sum += chars;
-        keep_extreme(&mut self.text_min, value, std::cmp::Ordering::Less);
-        keep_extreme(&mut self.text_max, value, std::cmp::Ordering::Greater);
+        let p = prefix(value);
+        keep_extreme(&mut self.text_min, value, p, std::cmp::Ordering::Less);
+        keep_extreme(&mut self.text_max, value, p, std::cmp::Ordering::Greater);
         if measure_patterns {
             self.patterns.add(value);
         }
@@ -237,10 +238,20 @@ impl ColumnAcc {
         self.len_max = self.len_max.max(next.len_max);
         self.len_sum += next.len_sum;
         if let Some(v) = next.text_min {
-            keep_extreme(&mut self.text_min, &v.text, std::cmp::Ordering::Less);
+            keep_extreme(
+                &mut self.text_min,
+                &v.text,
+                v.prefix,
+                std::cmp::Ordering::Less,
+            );
         }
         if let Some(v) = next.text_max {
-            keep_extreme(&mut self.text_max, &v.text, std::cmp::Ordering::Greater);
+            keep_extreme(
+                &mut self.text_max,
+                &v.text,
+                v.prefix,
+                std::cmp::Ordering::Greater,
+            );
         }
         self.counts.merge(next.counts);
         self.patterns.merge(next.patterns);
@@ -434,15 +445,18 @@ struct Extreme {
 #[inline]
 fn prefix(value: &str) -> u64 {
     let b = value.as_bytes();
-    let mut w = [0u8; 8];
-    let n = b.len().min(8);
-    w[..n].copy_from_slice(&b[..n]);
-    u64::from_be_bytes(w)
+    if let Some(head) = b.first_chunk::<8>() {
+        return u64::from_be_bytes(*head);
+    }
+    let mut p = 0u64;
+    for (i, &c) in b.iter().enumerate() {
+        p |= u64::from(c) << (56 - 8 * i);
+    }
+    p
 }
 
 #[inline]
-fn keep_extreme(slot: &mut Option<Extreme>, value: &str, want: std::cmp::Ordering) {
-    let p = prefix(value);
+fn keep_extreme(slot: &mut Option<Extreme>, value: &str, p: u64, want: std::cmp::Ordering) {
     match slot {
         Some(current) => {
             let order = p

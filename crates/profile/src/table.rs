@@ -23,7 +23,9 @@ const BAD_LINES_LISTED: usize = 20;
 struct Sampled {
     row: u64,
     line: u64,
-    values: Vec<String>,
+    /// The fields end to end, and where each ends.
+    text: String,
+    ends: Vec<usize>,
 }
 
 /// Everything known about a chunk (or, after merging, the file so far).
@@ -100,10 +102,14 @@ impl TableAcc {
             }
         }
         self.row_hashes.push(row_hash);
-        self.samples.offer(key, || Sampled {
-            row: record.row_in_chunk(),
-            line: record.line(),
-            values: record.fields().map(str::to_owned).collect(),
+        self.samples.offer(key, || {
+            let (text, ends) = record.raw();
+            Sampled {
+                row: record.row_in_chunk(),
+                line: record.line(),
+                text: text.to_owned(),
+                ends: ends.to_vec(),
+            }
         });
     }
 
@@ -183,10 +189,22 @@ impl TableAcc {
             .samples
             .into_items()
             .into_iter()
-            .map(|s| SampleRow {
-                row: s.row,
-                line: s.line,
-                values: s.values,
+            .map(|s| {
+                let mut start = 0;
+                let values = s
+                    .ends
+                    .iter()
+                    .map(|&end| {
+                        let field = s.text.get(start..end).unwrap_or_default().to_owned();
+                        start = end;
+                        field
+                    })
+                    .collect();
+                SampleRow {
+                    row: s.row,
+                    line: s.line,
+                    values,
+                }
             })
             .collect();
         samples.sort_unstable_by_key(|s| s.row);
