@@ -35,6 +35,8 @@ pub(crate) struct ColumnAcc {
     bools: u64,
     trues: u64,
     ints: u64,
+    /// Integers not written the one way (`+3`, ` 3`, `-0`): equal values may differ as text.
+    odd_ints: u64,
     floats: u64,
     infinities: u64,
     zeros: u64,
@@ -69,6 +71,7 @@ impl ColumnAcc {
             bools: 0,
             trues: 0,
             ints: 0,
+            odd_ints: 0,
             floats: 0,
             infinities: 0,
             zeros: 0,
@@ -135,6 +138,10 @@ impl ColumnAcc {
             }
             Kind::Int(i) => {
                 self.ints += 1;
+                let b = value.as_bytes();
+                if b[0] == b'+' || b[0] == b' ' || b[b.len() - 1] == b' ' || value == "-0" {
+                    self.odd_ints += 1;
+                }
                 self.int_min = self.int_min.min(i);
                 self.int_max = self.int_max.max(i);
                 self.add_number(i as f64, key);
@@ -212,6 +219,7 @@ impl ColumnAcc {
         self.bools += next.bools;
         self.trues += next.trues;
         self.ints += next.ints;
+        self.odd_ints += next.odd_ints;
         self.floats += next.floats;
         self.infinities += next.infinities;
         self.zeros += next.zeros;
@@ -294,7 +302,10 @@ impl ColumnAcc {
             } else {
                 HLL_RELATIVE_ERROR
             },
-            unique: counts.exact && counts.all_unique && self.count > 0,
+            unique: counts.exact
+                && counts.all_unique
+                && self.count > 0
+                && self.text_is_value(dtype),
             min: None,
             max: None,
             numeric: None,
@@ -381,6 +392,24 @@ impl ColumnAcc {
             }
         }
         p
+    }
+
+    /// Whether different texts always mean different values in a column of type `dtype`, so
+    /// that unique texts prove unique values (`1.0` and `1.00`, `10:00Z` and `12:00+02:00`
+    /// differ as text only).
+    fn text_is_value(&self, dtype: DataType) -> bool {
+        match dtype {
+            DataType::String | DataType::Empty => true,
+            DataType::Integer => self.odd_ints == 0,
+            DataType::Date => self.date_formats & 1 == 1,
+            DataType::Datetime => {
+                self.offsets == 0
+                    && self.iso_dates == 0
+                    && !self.forms_mixed
+                    && self.first_form.is_some_and(|f| !f.fraction)
+            }
+            DataType::Boolean | DataType::Float => self.count <= 1,
+        }
     }
 
     /// Quantiles, histogram, sortedness and proven uniqueness from `m`.
