@@ -19,6 +19,9 @@ use crate::{
 /// How many shapes a profile lists per column.
 const TOP_SHAPES: usize = 5;
 
+/// Samples per column: numbers, times, then one per date format.
+pub(crate) const SAMPLES: usize = 2 + DATE_FORMATS.len();
+
 /// Settings every column accumulator needs.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ColumnSettings {
@@ -60,10 +63,12 @@ pub(crate) struct ColumnAcc {
     text_max: Option<Extreme>,
     counts: ValueCounts,
     patterns: PatternCounts,
+    /// Sample thresholds known from earlier chunks (see [`Moments::gated`]).
+    gates: [u64; SAMPLES],
 }
 
 impl ColumnAcc {
-    pub(crate) fn new(settings: ColumnSettings, many_values: bool) -> Self {
+    pub(crate) fn new(settings: ColumnSettings, many_values: bool, gates: [u64; SAMPLES]) -> Self {
         Self {
             settings,
             count: 0,
@@ -78,7 +83,7 @@ impl ColumnAcc {
             negatives: 0,
             int_min: i64::MAX,
             int_max: i64::MIN,
-            numbers: Moments::new(settings.quantile_sample),
+            numbers: Moments::gated(settings.quantile_sample, gates[0]),
             dates: 0,
             date_formats: ALL_DATE_FORMATS,
             iso_dates: 0,
@@ -99,7 +104,23 @@ impl ColumnAcc {
                 ValueCounts::new(settings.distinct_exact_bound)
             },
             patterns: PatternCounts::default(),
+            gates,
         }
+    }
+
+    /// The sample thresholds, to gate later chunks.
+    pub(crate) fn thresholds(&self) -> [u64; SAMPLES] {
+        let mut t = [u64::MAX; SAMPLES];
+        t[0] = self.numbers.threshold();
+        if let Some(m) = &self.times {
+            t[1] = m.threshold();
+        }
+        for (i, m) in self.by_format.iter().enumerate() {
+            if let Some(m) = m {
+                t[2 + i] = m.threshold();
+            }
+        }
+        t
     }
 
     /// Whether distinct values are still counted exactly.
@@ -169,10 +190,9 @@ impl ColumnAcc {
                     };
                     first = false;
                     if let Some(d) = d {
-                        slot.get_or_insert_with(|| {
-                            Box::new(Moments::new(self.settings.quantile_sample))
-                        })
-                        .add(d as f64, key);
+                        let (k, gate) = (self.settings.quantile_sample, self.gates[2 + i]);
+                        slot.get_or_insert_with(|| Box::new(Moments::gated(k, gate)))
+                            .add(d as f64, key);
                     }
                 }
                 if formats & 1 == 1 {
@@ -206,9 +226,9 @@ impl ColumnAcc {
 
     #[inline]
     fn add_time(&mut self, seconds: f64, key: u64) {
-        let sample = self.settings.quantile_sample;
+        let (k, gate) = (self.settings.quantile_sample, self.gates[1]);
         self.times
-            .get_or_insert_with(|| Box::new(Moments::new(sample)))
+            .get_or_insert_with(|| Box::new(Moments::gated(k, gate)))
             .add(seconds, key);
     }
 

@@ -3,9 +3,9 @@
 
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::column::{ColumnAcc, ColumnSettings};
+use crate::column::{ColumnAcc, ColumnSettings, SAMPLES};
 use crate::records::{ChunkCounts, Record};
 use crate::sketch::bottomk::BottomK;
 use crate::sketch::counts::IdHasher;
@@ -52,6 +52,7 @@ impl TableAcc {
         chunk: u64,
         options: &ProfileOptions,
         many_values: &[AtomicBool],
+        gates: &[AtomicU64],
     ) -> Self {
         let settings = ColumnSettings {
             distinct_exact_bound: options.distinct_exact_bound,
@@ -63,7 +64,13 @@ impl TableAcc {
                     let many = many_values
                         .get(i)
                         .is_some_and(|f| f.load(Ordering::Relaxed));
-                    ColumnAcc::new(settings, many)
+                    let mut g = [u64::MAX; SAMPLES];
+                    for (j, slot) in g.iter_mut().enumerate() {
+                        if let Some(gate) = gates.get(i * SAMPLES + j) {
+                            *slot = gate.load(Ordering::Relaxed);
+                        }
+                    }
+                    ColumnAcc::new(settings, many, g)
                 })
                 .collect(),
             rows: 0,
@@ -118,6 +125,18 @@ impl TableAcc {
         for (c, flag) in self.columns.iter().zip(many_values) {
             if !c.counts_exact() {
                 flag.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Publishes the sample thresholds of the merged file so far: later chunks skip keys that
+    /// cannot make the final samples.
+    pub(crate) fn publish_gates(&self, gates: &[AtomicU64]) {
+        for (i, c) in self.columns.iter().enumerate() {
+            for (j, t) in c.thresholds().into_iter().enumerate() {
+                if let Some(gate) = gates.get(i * SAMPLES + j) {
+                    gate.store(t, Ordering::Relaxed);
+                }
             }
         }
     }

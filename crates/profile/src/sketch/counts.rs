@@ -51,12 +51,19 @@ const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
 #[derive(Debug, Clone, Default)]
 struct Exact {
     map: HashedMap<u64>,
-    texts: Vec<Box<str>>,
+    /// Every distinct text end to end, and where each ends.
+    arena: String,
+    ends: Vec<usize>,
 }
 
 impl Exact {
     fn len(&self) -> usize {
-        self.texts.len()
+        self.ends.len()
+    }
+
+    fn text(&self, index: usize) -> &str {
+        let start = if index == 0 { 0 } else { self.ends[index - 1] };
+        self.arena.get(start..self.ends[index]).unwrap_or_default()
     }
 
     /// Adds `count` occurrences; false when the value is new and there are `bound` values.
@@ -66,25 +73,22 @@ impl Exact {
             *v += count << INDEX_BITS;
             return true;
         }
-        if self.texts.len() >= bound {
+        if self.ends.len() >= bound {
             return false;
         }
         self.map
-            .insert(hash, (count << INDEX_BITS) | self.texts.len() as u64);
-        self.texts.push(text.into());
+            .insert(hash, (count << INDEX_BITS) | self.ends.len() as u64);
+        self.arena.push_str(text);
+        self.ends.push(self.arena.len());
         true
     }
 
     fn entries(&self) -> impl Iterator<Item = (u64, u64, &str)> + '_ {
         self.map.iter().map(|(&h, &v)| {
-            // The index is below `texts.len()` by construction.
+            // The index is below `ends.len()` by construction.
             #[allow(clippy::cast_possible_truncation)]
             let index = (v & INDEX_MASK) as usize;
-            (
-                h,
-                v >> INDEX_BITS,
-                self.texts.get(index).map_or("", |t| &**t),
-            )
+            (h, v >> INDEX_BITS, self.text(index))
         })
     }
 }
@@ -163,22 +167,19 @@ impl ValueCounts {
             hll.add(h);
         }
         self.hll = Some(hll);
-        let mut entries: Vec<(u64, Entry)> = exact
-            .entries()
-            .map(|(h, count, text)| {
-                (
-                    h,
-                    Entry {
-                        count,
-                        text: Some(text.into()),
-                    },
-                )
-            })
-            .collect();
-        entries.sort_unstable_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(&b.0)));
-        entries.truncate(HEAVY_CAPACITY);
-        for (h, mut e) in entries {
-            e.count = e.count.div_ceil(HEAVY_SAMPLING);
+        // The most frequent values seed the heavy hitters; only their texts are copied.
+        let mut top: Vec<(u64, u64, &str)> = exact.entries().collect();
+        let by_count =
+            |a: &(u64, u64, &str), b: &(u64, u64, &str)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+        if top.len() > HEAVY_CAPACITY {
+            top.select_nth_unstable_by(HEAVY_CAPACITY - 1, by_count);
+            top.truncate(HEAVY_CAPACITY);
+        }
+        for (h, count, text) in top {
+            let e = Entry {
+                count: count.div_ceil(HEAVY_SAMPLING),
+                text: Some(text.into()),
+            };
             merge_heavy_entry(&mut self.heavy, h, e);
         }
         prune_heavy(&mut self.heavy);
