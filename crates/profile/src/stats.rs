@@ -104,6 +104,7 @@ pub(crate) struct Moments {
 }
 
 impl Moments {
+    #[cfg(test)]
     pub(crate) fn new(sample: usize) -> Self {
         Self::gated(sample, u64::MAX)
     }
