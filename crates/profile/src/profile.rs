@@ -118,8 +118,9 @@ pub struct ColumnProfile {
     pub distinct_exact: bool,
     /// The relative standard error of `distinct` (0 when exact).
     pub distinct_relative_error: f64,
-    /// Proven unique: no non-missing value repeats (known exactly, or values strictly increase
-    /// or decrease).
+    /// Proven unique: no non-missing value repeats. Known from exact counts of the texts when
+    /// different texts are different values for the type (not for floats, booleans, datetimes
+    /// with offsets or fractions), or because values strictly increase or decrease.
     pub unique: bool,
     /// The smallest value (numbers, ISO dates, or text by byte order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -146,8 +147,10 @@ pub struct ColumnProfile {
     /// The most frequent values with their counts, most frequent first (ties by value).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top_values: Vec<ValueCount>,
-    /// Whether `top_values` counts are exact (otherwise lower bounds from a heavy-hitters
-    /// summary, listing only values seen at least twice).
+    /// Whether `top_values` counts are exact. Past
+    /// [`crate::ProfileOptions::distinct_exact_bound`] distinct values they are estimates from
+    /// a Misra-Gries heavy-hitters summary over one row in eight (scaled by eight), listing only
+    /// values seen at least twice there: values above ~1% of the rows are found.
     #[serde(default)]
     pub top_values_exact: bool,
     /// Lengths in characters, for string columns.

@@ -60,6 +60,11 @@ impl<'a> Record<'a> {
     pub fn fields(&self) -> impl Iterator<Item = &'a str> + '_ {
         (0..self.len()).filter_map(|i| self.field(i))
     }
+
+    /// The fields' text end to end, and where each field ends in it.
+    pub(crate) fn raw(&self) -> (&'a str, &'a [usize]) {
+        (self.text, self.ends)
+    }
 }
 
 /// How to parse a chunk.
@@ -146,6 +151,14 @@ pub(crate) fn parse_chunk(
         }
         // A complete record.
         let rec_line = line_of(bytes, record_start, &mut newlines_counted_to, &mut line);
+        if outlen > settings.max_record_bytes {
+            return Err(ProfileError::RecordTooLarge {
+                source_name: settings.source_name.to_owned(),
+                line: rec_line,
+                limit: settings.max_record_bytes,
+            }
+            .into());
+        }
         record_start = pos;
         let fields = &ends[..endlen];
         let (o, e) = (outlen, endlen);

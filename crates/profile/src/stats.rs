@@ -104,7 +104,13 @@ pub(crate) struct Moments {
 }
 
 impl Moments {
+    #[cfg(test)]
     pub(crate) fn new(sample: usize) -> Self {
+        Self::gated(sample, u64::MAX)
+    }
+
+    /// Moments whose sample ignores keys from `threshold` up (see [`BottomK::with_threshold`]).
+    pub(crate) fn gated(sample: usize, threshold: u64) -> Self {
         Self {
             n: 0,
             mean: 0.0,
@@ -114,7 +120,7 @@ impl Moments {
             min: f64::INFINITY,
             max: f64::NEG_INFINITY,
             mono: Mono::default(),
-            sample: BottomK::new(sample),
+            sample: BottomK::with_threshold(sample, threshold),
         }
     }
 
@@ -176,6 +182,11 @@ impl Moments {
         }
     }
 
+    /// Keys from here up cannot enter the sample.
+    pub(crate) fn threshold(&self) -> u64 {
+        self.sample.threshold()
+    }
+
     /// Sample standard deviation (ddof = 1).
     pub(crate) fn std(&self) -> Option<f64> {
         (self.n > 1).then(|| (self.m2 / (self.n - 1) as f64).max(0.0).sqrt())
@@ -183,7 +194,9 @@ impl Moments {
 
     /// The sorted sample, and whether it holds every value.
     pub(crate) fn sorted_sample(&self) -> (Vec<f64>, bool) {
-        let mut v: Vec<f64> = self.sample.items().copied().collect();
+        let mut sample = self.sample.clone();
+        sample.settle();
+        let mut v: Vec<f64> = sample.items().copied().collect();
         v.sort_unstable_by(f64::total_cmp);
         (v, self.sample.is_complete())
     }
@@ -226,12 +239,14 @@ pub(crate) fn histogram(
     let mut out = Vec::with_capacity(bins);
     let mut given = 0u64;
     for (i, &c) in counts.iter().enumerate() {
-        let lo = min + width * i as f64;
-        let hi = if i + 1 == bins {
-            max
-        } else {
-            min + width * (i + 1) as f64
+        let edge = |i: usize| {
+            if i == bins {
+                max
+            } else {
+                round_significant(min + (max - min) * i as f64 / bins as f64)
+            }
         };
+        let (lo, hi) = (edge(i), edge(i + 1));
         // Scaled counts are non-negative and at most `n`.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let mut count = (c as f64 * scale).round() as u64;
@@ -242,6 +257,11 @@ pub(crate) fn histogram(
         out.push((lo, hi, count));
     }
     out
+}
+
+/// `x` with 12 significant digits, so that edges read `1.95`, not `1.9500000000000002`.
+fn round_significant(x: f64) -> f64 {
+    format!("{x:.11e}").parse().unwrap_or(x)
 }
 
 #[cfg(test)]
