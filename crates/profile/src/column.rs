@@ -61,7 +61,7 @@ pub(crate) struct ColumnAcc {
 }
 
 impl ColumnAcc {
-    pub(crate) fn new(settings: ColumnSettings) -> Self {
+    pub(crate) fn new(settings: ColumnSettings, many_values: bool) -> Self {
         Self {
             settings,
             count: 0,
@@ -90,9 +90,18 @@ impl ColumnAcc {
             len_sum: 0,
             text_min: None,
             text_max: None,
-            counts: ValueCounts::new(settings.distinct_exact_bound),
+            counts: if many_values {
+                ValueCounts::sketched(settings.distinct_exact_bound)
+            } else {
+                ValueCounts::new(settings.distinct_exact_bound)
+            },
             patterns: PatternCounts::default(),
         }
+    }
+
+    /// Whether distinct values are still counted exactly.
+    pub(crate) fn counts_exact(&self) -> bool {
+        self.counts.is_exact()
     }
 
     #[inline]
@@ -115,10 +124,12 @@ impl ColumnAcc {
         self.len_sum += chars;
         keep_extreme(&mut self.text_min, value, std::cmp::Ordering::Less);
         keep_extreme(&mut self.text_max, value, std::cmp::Ordering::Greater);
-        if measure_patterns {
+        let kind = classify(value);
+        if measure_patterns && kind == Kind::Text {
+            // Patterns and shapes are reported for string columns only.
             self.patterns.add(value);
         }
-        match classify(value) {
+        match kind {
             Kind::Bool(b) => {
                 self.bools += 1;
                 self.trues += u64::from(b);

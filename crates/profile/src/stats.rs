@@ -183,7 +183,9 @@ impl Moments {
 
     /// The sorted sample, and whether it holds every value.
     pub(crate) fn sorted_sample(&self) -> (Vec<f64>, bool) {
-        let mut v: Vec<f64> = self.sample.items().copied().collect();
+        let mut sample = self.sample.clone();
+        sample.settle();
+        let mut v: Vec<f64> = sample.items().copied().collect();
         v.sort_unstable_by(f64::total_cmp);
         (v, self.sample.is_complete())
     }

@@ -68,6 +68,22 @@ impl ValueCounts {
         }
     }
 
+    /// Counts that start with the sketches, for a column already known to have more than
+    /// `bound` distinct values.
+    pub(crate) fn sketched(bound: usize) -> Self {
+        Self {
+            bound: bound.max(1),
+            exact: None,
+            hll: Some(Box::default()),
+            heavy: HashedMap::default(),
+        }
+    }
+
+    /// Whether the counts are still exact.
+    pub(crate) fn is_exact(&self) -> bool {
+        self.exact.is_some()
+    }
+
     #[inline]
     pub(crate) fn add(&mut self, hash: u64, text: &str) {
         if let Some(map) = &mut self.exact {
