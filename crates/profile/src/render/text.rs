@@ -231,7 +231,10 @@ fn details(out: &mut String, c: &ColumnProfile) {
             .collect();
         let _ = writeln!(out, "  shapes: {}", shapes.join(", "));
     }
-    if let Some(h) = &c.histogram {
+    // With no more distinct values than bins, the top values already show the distribution.
+    if let Some(h) = &c.histogram
+        && c.distinct > h.bins.len() as u64
+    {
         histogram(out, h);
     }
 }
