@@ -45,29 +45,25 @@ pub(crate) struct Chunker<'a> {
     pub(crate) dialect: Dialect,
     pub(crate) boundary: Boundary,
     pub(crate) source_name: String,
+    /// Buffers of finished chunks, for reuse.
+    pub(crate) recycled: Option<std::sync::mpsc::Receiver<Vec<u8>>>,
 }
 
 impl Chunker<'_> {
     /// Reads until `buf` holds at least `want` bytes or the input ends.
     pub(crate) fn fill_to(&mut self, want: usize) -> Result<(), ProfileError> {
-        while !self.eof && self.buf.len() < want {
-            let start = self.buf.len();
-            let grow = (want - start).max(64 << 10);
-            self.buf.resize(start + grow, 0);
-            let n = loop {
-                match self.reader.read(&mut self.buf[start..]) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        self.buf.truncate(start);
-                        return Err(ProfileError::io(&self.source_name, e));
-                    }
-                }
-            };
-            self.buf.truncate(start + n);
-            if n == 0 {
-                self.eof = true;
-            }
+        if self.eof || self.buf.len() >= want {
+            return Ok(());
+        }
+        let missing = want - self.buf.len();
+        self.buf.reserve(missing);
+        // `read_to_end` fills the spare capacity without zeroing it first.
+        let n = (&mut self.reader)
+            .take(missing as u64)
+            .read_to_end(&mut self.buf)
+            .map_err(|e| ProfileError::io(&self.source_name, e))?;
+        if n < missing {
+            self.eof = true;
         }
         Ok(())
     }
@@ -107,7 +103,13 @@ impl Chunker<'_> {
                     continue;
                 }
             };
-            let rest = self.buf[cut..].to_vec();
+            let mut rest = self
+                .recycled
+                .as_ref()
+                .and_then(|r| r.try_recv().ok())
+                .unwrap_or_default();
+            rest.clear();
+            rest.extend_from_slice(&self.buf[cut..]);
             let mut bytes = std::mem::replace(&mut self.buf, rest);
             bytes.truncate(cut);
             if let Some(pos) = memchr::memchr(0, &bytes) {
@@ -188,6 +190,7 @@ mod tests {
             dialect: Dialect::default(),
             boundary,
             source_name: "t.csv".into(),
+            recycled: None,
         };
         let mut out = Vec::new();
         while let Some(c) = chunker.next_chunk().unwrap() {
