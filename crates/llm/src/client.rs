@@ -205,7 +205,7 @@ impl LlmClient {
         overrides: &CallParams,
     ) -> Result<Completion, LlmError> {
         let shape = CallShape {
-            params: self.inner.config.params.overridden_by(overrides),
+            params: self.inner.config.effective_params(overrides),
             tools,
             tool_choice: &tool_choice,
             response_format: None,
