@@ -262,6 +262,7 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
         memory: i64::try_from(l.memory_bytes).ok(),
         memory_swap: i64::try_from(l.memory_bytes).ok(),
         pids_limit: i64::try_from(l.processes).ok(),
+        nano_cpus: Some(i64::from(l.cpu_millis) * 1_000_000),
         readonly_rootfs: Some(true),
         tmpfs: Some(HashMap::from([(
             "/tmp".to_owned(),
