@@ -27,6 +27,7 @@ pub struct EnvCache {
     dir: PathBuf,
     uv: Option<PathBuf>,
     uv_cache: Option<PathBuf>,
+    pip_only: bool,
 }
 
 impl EnvCache {
@@ -36,6 +37,7 @@ impl EnvCache {
             dir: dir.into(),
             uv: None,
             uv_cache: None,
+            pip_only: false,
         }
     }
 
@@ -66,6 +68,13 @@ impl EnvCache {
         self
     }
 
+    /// Builds with venv + pip even when uv is available (slow; for machines where uv misbehaves).
+    #[must_use]
+    pub fn with_pip_only(mut self) -> Self {
+        self.pip_only = true;
+        self
+    }
+
     /// The cache's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -73,7 +82,7 @@ impl EnvCache {
 
     /// Returns the environment for `spec`, building it first when it is not cached.
     pub async fn ensure(&self, spec: &EnvSpec) -> Result<Env, SandboxError> {
-        let interpreter = Interpreter::probe(&spec.python.command()).await?;
+        let interpreter = Interpreter::probe_cached(&spec.python.command()).await?;
         let id = spec.id(&interpreter);
         let root = self.dir.join(&id.0);
         if let Some(env) = read_meta(&root)? {
@@ -107,7 +116,12 @@ impl EnvCache {
         });
         std::fs::write(&requirements, listing)
             .map_err(SandboxError::io("writing", &requirements))?;
-        let resolved = match self.find_uv(&interpreter).await {
+        let uv = if self.pip_only {
+            None
+        } else {
+            self.find_uv(&interpreter).await
+        };
+        let resolved = match uv {
             Some(uv) => {
                 self.build_with_uv(&uv, &interpreter, &venv, &requirements, spec)
                     .await?

@@ -206,6 +206,34 @@ async fn remove(docker: &Docker, name: &str) {
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
+/// Removes containers left by autocoder processes that no longer exist (killed before their
+/// cleanup could run), so no run leaves an orphan behind for long.
+async fn reap_orphans(docker: &Docker) {
+    let options = bollard::query_parameters::ListContainersOptions {
+        all: true,
+        filters: Some(HashMap::from([(
+            "label".to_owned(),
+            vec!["autocoder.sandbox=1".to_owned()],
+        )])),
+        ..Default::default()
+    };
+    let Ok(containers) = docker.list_containers(Some(options)).await else {
+        return;
+    };
+    for c in containers {
+        let pid = c
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("autocoder.pid"))
+            .cloned();
+        let alive = pid.is_some_and(|p| Path::new("/proc").join(p).exists());
+        if let (false, Some(id)) = (alive, c.id) {
+            tracing::info!(container = %id, "removing a container orphaned by a dead autocoder process");
+            remove(docker, &id).await;
+        }
+    }
+}
+
 /// The container's configuration: limits, mounts, no network, read-only root, no capabilities.
 fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
     let l = &run.limits;
@@ -234,6 +262,7 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
         memory: i64::try_from(l.memory_bytes).ok(),
         memory_swap: i64::try_from(l.memory_bytes).ok(),
         pids_limit: i64::try_from(l.processes).ok(),
+        nano_cpus: Some(i64::from(l.cpu_millis) * 1_000_000),
         readonly_rootfs: Some(true),
         tmpfs: Some(HashMap::from([(
             "/tmp".to_owned(),
@@ -269,10 +298,10 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
         user: Some(format!("{0}:{0}", run.uid)),
         network_disabled: Some(!run.network),
         hostname: Some("sandbox".into()),
-        labels: Some(HashMap::from([(
-            "autocoder.sandbox".to_owned(),
-            "1".to_owned(),
-        )])),
+        labels: Some(HashMap::from([
+            ("autocoder.sandbox".to_owned(), "1".to_owned()),
+            ("autocoder.pid".to_owned(), std::process::id().to_string()),
+        ])),
         host_config: Some(host_config),
         ..Default::default()
     }
@@ -290,6 +319,7 @@ pub(crate) async fn run(
         NEXT.fetch_add(1, Ordering::Relaxed)
     );
     let body = container_body(&run);
+    reap_orphans(docker).await;
     let start = Instant::now();
     docker
         .create_container(

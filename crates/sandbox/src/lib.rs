@@ -1,7 +1,13 @@
 //! Runs untrusted Python in isolation: builds cached environments with exactly the packages a
 //! script needs (uv, else venv + pip), then runs the script, or pytest on it, inside bubblewrap
-//! with no network, no secrets, a cleared environment and hard resource limits, passing typed
-//! inputs as `--name value` and reading typed outputs back from `/var/outputs/<name>`.
+//! (default), a Docker container, or (`Backend::None`, loudly) no sandbox at all, with no network,
+//! no secrets, a cleared environment and hard resource limits, passing typed inputs as
+//! `--name value` and reading typed outputs back from `/var/outputs/<name>`.
+//!
+//! The pieces, in the order the loop uses them: [`imports_to_packages`] (which distributions a
+//! script needs), [`EnvCache::ensure`] (an [`Env`] per [`EnvSpec`], built once), [`Sandbox::run`]
+//! (a [`RunSpec`] in, a [`RunOutcome`] out) and [`Sandbox::run_pytest`] (a [`TestReport`] with
+//! one [`Outcome`] per test). [`doctor`] says which backends work on this machine.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), autocoder_sandbox::SandboxError> {

@@ -1,7 +1,9 @@
 //! Finding and asking a Python interpreter about itself.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +58,32 @@ impl Interpreter {
             what: format!("the interpreter probe of {}", python.display()),
             source,
         })
+    }
+
+    /// [`Self::probe`], remembered per process while the interpreter file is unchanged (an
+    /// environment-cache hit then starts no process at all).
+    pub async fn probe_cached(python: &Path) -> Result<Self, SandboxError> {
+        type Seen = HashMap<PathBuf, (SystemTime, Interpreter)>;
+        static SEEN: LazyLock<Mutex<Seen>> = LazyLock::new(Mutex::default);
+        let file = if python.components().count() > 1 {
+            Some(python.to_path_buf())
+        } else {
+            crate::cache::which(&python.to_string_lossy())
+        };
+        let stamp = file
+            .as_ref()
+            .and_then(|f| std::fs::metadata(f).and_then(|m| m.modified()).ok());
+        if let (Some(file), Some(stamp)) = (&file, stamp)
+            && let Some((seen, interp)) = SEEN.lock().ok().and_then(|m| m.get(file).cloned())
+            && seen == stamp
+        {
+            return Ok(interp);
+        }
+        let interp = Self::probe(python).await?;
+        if let (Some(file), Some(stamp), Ok(mut seen)) = (file, stamp, SEEN.lock()) {
+            seen.insert(file, (stamp, interp.clone()));
+        }
+        Ok(interp)
     }
 
     /// `major.minor` of [`Self::version`].

@@ -176,6 +176,15 @@ impl Sandbox {
         argv.extend(spec.extra_args.iter().map(OsString::from));
         for (name, _) in &spec.outputs {
             io::check_name(name)?;
+            // A stale output from an earlier run in the same directory must not pass for a new one.
+            let old = spec.outputs_dir.join(name);
+            match std::fs::symlink_metadata(&old) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&old)
+                    .map_err(SandboxError::io("removing the stale output", &old))?,
+                Ok(_) => std::fs::remove_file(&old)
+                    .map_err(SandboxError::io("removing the stale output", &old))?,
+                Err(_) => {}
+            }
         }
         let invocation = Invocation {
             argv,

@@ -25,6 +25,9 @@ pub struct Limits {
     pub wall_timeout: Duration,
     /// Bytes kept of stdout and of stderr each; the rest is cut with a marker.
     pub output_cap_bytes: usize,
+    /// CPU cores the run may use at once, in thousandths (Docker's CPU quota; bubblewrap has no
+    /// cgroups and ignores it, relying on the CPU-seconds limit).
+    pub cpu_millis: u32,
 }
 
 impl Default for Limits {
@@ -37,6 +40,7 @@ impl Default for Limits {
             open_files: 1024,
             wall_timeout: Duration::from_secs(180),
             output_cap_bytes: 1 << 20,
+            cpu_millis: 1000,
         }
     }
 }

@@ -186,3 +186,38 @@ async fn docker_typed_io_and_pytest() {
         ]
     );
 }
+
+#[tokio::test]
+async fn docker_reaps_containers_orphaned_by_dead_processes() {
+    use bollard::models::ContainerCreateBody;
+    use bollard::query_parameters::{CreateContainerOptions, InspectContainerOptions};
+    let Some(sandbox) = docker().await else {
+        return;
+    };
+    // Make sure the base image exists before faking an orphan on it.
+    let _ = run(&sandbox, "pass", tight()).await;
+    let client = bollard::Docker::connect_with_local_defaults().unwrap();
+    let name = format!("autocoder-orphan-test-{}", std::process::id());
+    let labels = std::collections::HashMap::from([
+        ("autocoder.sandbox".to_owned(), "1".to_owned()),
+        // Above the kernel's pid limit: certainly not a live process.
+        ("autocoder.pid".to_owned(), "4194305".to_owned()),
+    ]);
+    let body = ContainerCreateBody {
+        image: Some(autocoder_sandbox::DockerConfig::default().base_image),
+        cmd: Some(vec!["true".into()]),
+        labels: Some(labels),
+        ..Default::default()
+    };
+    let options = CreateContainerOptions {
+        name: Some(name.clone()),
+        ..Default::default()
+    };
+    client.create_container(Some(options), body).await.unwrap();
+    let (out, _d) = run(&sandbox, "pass", tight()).await;
+    assert!(out.success(), "{out:?}");
+    let left = client
+        .inspect_container(&name, None::<InspectContainerOptions>)
+        .await;
+    assert!(left.is_err(), "the orphan {name} was not removed");
+}

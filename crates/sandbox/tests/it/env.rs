@@ -110,3 +110,24 @@ async fn doctor_finds_bubblewrap_working_here() {
     assert!(none.ok && none.detail.contains("NO isolation"), "{none:?}");
     assert!(findings.iter().any(|f| f.name == "docker"));
 }
+
+#[tokio::test]
+async fn venv_and_pip_fallback_builds_and_reports_missing_packages() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = cache_in(dir.path()).with_pip_only();
+    let env = cache.ensure(&spec(&["iniconfig"])).await.unwrap();
+    assert!(env.freshly_built);
+    assert!(
+        env.resolved.iter().any(|(n, _)| n == "iniconfig"),
+        "{:?}",
+        env.resolved
+    );
+    let err = cache
+        .ensure(&spec(&["autocoder-no-such-package-zq7"]))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, SandboxError::PackageNotFound { package } if package == "autocoder-no-such-package-zq7"),
+        "{err}"
+    );
+}
