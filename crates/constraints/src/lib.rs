@@ -30,6 +30,7 @@ mod predicate;
 mod regex_compat;
 mod report;
 mod resolve;
+mod strings;
 mod text;
 mod typed;
 mod values;
