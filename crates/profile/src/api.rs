@@ -2,6 +2,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 use crate::chunks::Boundary;
 use crate::pipeline::{ChunkFailure, run};
@@ -147,13 +148,14 @@ fn profile_opened(
         max_record_bytes: options.max_record_bytes,
         source_name: &source,
     };
-    let mut total = TableAcc::new(columns, 0, options);
+    let many_values: Vec<AtomicBool> = (0..columns).map(|_| AtomicBool::new(false)).collect();
+    let mut total = TableAcc::new(columns, 0, options, &[]);
     let mut bytes_done = header_bytes;
     run(
         chunker,
         options.effective_threads(),
         |chunk| {
-            let mut acc = TableAcc::new(columns, chunk.index, options);
+            let mut acc = TableAcc::new(columns, chunk.index, options, &many_values);
             let mut bad_lines = Vec::new();
             let counts = parse_chunk(
                 chunk,
@@ -169,12 +171,14 @@ fn profile_opened(
                 acc.bad_line(line);
             }
             acc.set_counts(counts);
+            acc.flag_many_values(&many_values);
             Ok(acc)
         },
         |done| {
             bytes_done += done.bytes;
             progress(bytes_done, total_bytes);
             total.merge(done.value);
+            total.flag_many_values(&many_values);
             Ok(())
         },
     )?;

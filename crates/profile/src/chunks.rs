@@ -45,84 +45,89 @@ pub(crate) struct Chunker<'a> {
     pub(crate) dialect: Dialect,
     pub(crate) boundary: Boundary,
     pub(crate) source_name: String,
+    /// Buffers of finished chunks, for reuse.
+    pub(crate) recycled: Option<std::sync::mpsc::Receiver<Vec<u8>>>,
 }
 
 impl Chunker<'_> {
     /// Reads until `buf` holds at least `want` bytes or the input ends.
     pub(crate) fn fill_to(&mut self, want: usize) -> Result<(), ProfileError> {
-        while !self.eof && self.buf.len() < want {
-            let start = self.buf.len();
-            let grow = (want - start).max(64 << 10);
-            self.buf.resize(start + grow, 0);
-            let n = loop {
-                match self.reader.read(&mut self.buf[start..]) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        self.buf.truncate(start);
-                        return Err(ProfileError::io(&self.source_name, e));
-                    }
-                }
-            };
-            self.buf.truncate(start + n);
-            if n == 0 {
-                self.eof = true;
-            }
+        if self.eof || self.buf.len() >= want {
+            return Ok(());
+        }
+        let missing = want - self.buf.len();
+        self.buf.reserve(missing);
+        // `read_to_end` fills the spare capacity without zeroing it first.
+        let n = (&mut self.reader)
+            .take(missing as u64)
+            .read_to_end(&mut self.buf)
+            .map_err(|e| ProfileError::io(&self.source_name, e))?;
+        if n < missing {
+            self.eof = true;
         }
         Ok(())
     }
 
     /// The next chunk, or `None` at the end of the input.
     pub(crate) fn next_chunk(&mut self) -> Result<Option<Chunk>, ProfileError> {
-        let mut want = self.chunk_bytes;
+        let target = self.chunk_bytes;
+        // Read a little past the target to find the end of the record there.
+        let mut want = target.saturating_add(256 << 10);
         loop {
             self.fill_to(want)?;
             if self.buf.is_empty() {
                 return Ok(None);
             }
-            let cut = if self.eof && self.buf.len() <= want {
+            let cut = if self.eof && self.buf.len() <= target {
                 Some(self.buf.len())
             } else {
-                let target = want.min(self.buf.len());
+                let target = target.min(self.buf.len());
                 match self.boundary {
                     Boundary::QuoteParity => cut_by_parity(&self.buf, target, self.dialect.quote),
                     Boundary::Parse => cut_by_parsing(&self.buf, target, self.dialect),
                 }
             };
-            match cut {
-                Some(cut) => {
-                    let rest = self.buf[cut..].to_vec();
-                    let mut bytes = std::mem::replace(&mut self.buf, rest);
-                    bytes.truncate(cut);
-                    if let Some(pos) = memchr::memchr(0, &bytes) {
-                        let line = self.line + count_newlines(&bytes[..pos]);
-                        return Err(ProfileError::Binary {
-                            source_name: self.source_name.clone(),
-                            line,
-                        });
-                    }
-                    let chunk = Chunk {
-                        index: self.index,
-                        first_line: self.line,
-                        last: self.eof && self.buf.is_empty(),
-                        bytes,
-                    };
-                    self.line += count_newlines(&chunk.bytes);
-                    self.index += 1;
-                    return Ok(Some(chunk));
-                }
-                None if self.eof => want = self.buf.len(),
+            let cut = match cut {
+                Some(cut) => cut,
+                // The rest is one record without a final newline.
+                None if self.eof => self.buf.len(),
                 None => {
-                    if want > self.max_record_bytes.saturating_add(self.chunk_bytes) {
+                    if self.buf.len() > self.max_record_bytes.saturating_add(target) {
                         return Err(ProfileError::RecordTooLarge {
                             source_name: self.source_name.clone(),
                             line: self.line,
                             limit: self.max_record_bytes,
                         });
                     }
-                    want = want.saturating_mul(2);
+                    want = self.buf.len().saturating_mul(2);
+                    continue;
                 }
+            };
+            let mut rest = self
+                .recycled
+                .as_ref()
+                .and_then(|r| r.try_recv().ok())
+                .unwrap_or_default();
+            rest.clear();
+            rest.extend_from_slice(&self.buf[cut..]);
+            let mut bytes = std::mem::replace(&mut self.buf, rest);
+            bytes.truncate(cut);
+            if let Some(pos) = memchr::memchr(0, &bytes) {
+                let line = self.line + count_newlines(&bytes[..pos]);
+                return Err(ProfileError::Binary {
+                    source_name: self.source_name.clone(),
+                    line,
+                });
             }
+            let chunk = Chunk {
+                index: self.index,
+                first_line: self.line,
+                last: self.eof && self.buf.is_empty(),
+                bytes,
+            };
+            self.line += count_newlines(&chunk.bytes);
+            self.index += 1;
+            return Ok(Some(chunk));
         }
     }
 }
@@ -185,6 +190,7 @@ mod tests {
             dialect: Dialect::default(),
             boundary,
             source_name: "t.csv".into(),
+            recycled: None,
         };
         let mut out = Vec::new();
         while let Some(c) = chunker.next_chunk().unwrap() {

@@ -54,14 +54,14 @@ pub(crate) struct ColumnAcc {
     len_min: u64,
     len_max: u64,
     len_sum: u64,
-    text_min: Option<String>,
-    text_max: Option<String>,
+    text_min: Option<Extreme>,
+    text_max: Option<Extreme>,
     counts: ValueCounts,
     patterns: PatternCounts,
 }
 
 impl ColumnAcc {
-    pub(crate) fn new(settings: ColumnSettings) -> Self {
+    pub(crate) fn new(settings: ColumnSettings, many_values: bool) -> Self {
         Self {
             settings,
             count: 0,
@@ -90,9 +90,18 @@ impl ColumnAcc {
             len_sum: 0,
             text_min: None,
             text_max: None,
-            counts: ValueCounts::new(settings.distinct_exact_bound),
+            counts: if many_values {
+                ValueCounts::sketched(settings.distinct_exact_bound)
+            } else {
+                ValueCounts::new(settings.distinct_exact_bound)
+            },
             patterns: PatternCounts::default(),
         }
+    }
+
+    /// Whether distinct values are still counted exactly.
+    pub(crate) fn counts_exact(&self) -> bool {
+        self.counts.is_exact()
     }
 
     #[inline]
@@ -104,7 +113,7 @@ impl ColumnAcc {
     #[inline]
     pub(crate) fn add(&mut self, value: &str, hash: u64, key: u64, measure_patterns: bool) {
         self.count += 1;
-        self.counts.add(hash, value);
+        self.counts.add(hash, value, key);
         let chars = value
             .as_bytes()
             .iter()
@@ -228,10 +237,10 @@ impl ColumnAcc {
         self.len_max = self.len_max.max(next.len_max);
         self.len_sum += next.len_sum;
         if let Some(v) = next.text_min {
-            keep_extreme(&mut self.text_min, &v, std::cmp::Ordering::Less);
+            keep_extreme(&mut self.text_min, &v.text, std::cmp::Ordering::Less);
         }
         if let Some(v) = next.text_max {
-            keep_extreme(&mut self.text_max, &v, std::cmp::Ordering::Greater);
+            keep_extreme(&mut self.text_max, &v.text, std::cmp::Ordering::Greater);
         }
         self.counts.merge(next.counts);
         self.patterns.merge(next.patterns);
@@ -349,8 +358,8 @@ impl ColumnAcc {
                 }
             }
             DataType::String => {
-                p.min = self.text_min.clone().map(Scalar::Str);
-                p.max = self.text_max.clone().map(Scalar::Str);
+                p.min = self.text_min.as_ref().map(|e| Scalar::Str(e.text.clone()));
+                p.max = self.text_max.as_ref().map(|e| Scalar::Str(e.text.clone()));
                 p.lengths = Some(LengthStats {
                     min: self.len_min,
                     mean: self.len_sum as f64 / self.count as f64,
@@ -414,15 +423,42 @@ fn merge_boxed(a: &mut Option<Box<Moments>>, b: Option<Box<Moments>>) {
     }
 }
 
+/// The smallest or largest text so far, with its first eight bytes as a big-endian number so
+/// that most comparisons need no string comparison.
+#[derive(Debug, Clone)]
+struct Extreme {
+    prefix: u64,
+    text: String,
+}
+
 #[inline]
-fn keep_extreme(slot: &mut Option<String>, value: &str, want: std::cmp::Ordering) {
+fn prefix(value: &str) -> u64 {
+    let b = value.as_bytes();
+    let mut w = [0u8; 8];
+    let n = b.len().min(8);
+    w[..n].copy_from_slice(&b[..n]);
+    u64::from_be_bytes(w)
+}
+
+#[inline]
+fn keep_extreme(slot: &mut Option<Extreme>, value: &str, want: std::cmp::Ordering) {
+    let p = prefix(value);
     match slot {
         Some(current) => {
-            if value.cmp(current.as_str()) == want {
-                current.clear();
-                current.push_str(value);
+            let order = p
+                .cmp(&current.prefix)
+                .then_with(|| value.cmp(current.text.as_str()));
+            if order == want {
+                current.prefix = p;
+                current.text.clear();
+                current.text.push_str(value);
             }
         }
-        None => *slot = Some(value.to_owned()),
+        None => {
+            *slot = Some(Extreme {
+                prefix: p,
+                text: value.to_owned(),
+            });
+        }
     }
 }

@@ -37,7 +37,7 @@ impl Dialect {
     /// Guesses the dialect from the first bytes of a file (a few tens of KiB are plenty): the
     /// byte-order mark, the delimiter among [`SNIFF_DELIMITERS`] that splits the lines into the
     /// most consistent number of fields (more fields win ties), and whether the first line is a
-    /// header (none of its fields is empty or a number, and they are all different).
+    /// header: it is, as pandas assumes, unless one of its fields is a number.
     pub fn sniff(head: &[u8]) -> Dialect {
         let bom = head.starts_with(UTF8_BOM);
         let body = if bom { &head[UTF8_BOM.len()..] } else { head };
@@ -134,10 +134,9 @@ fn looks_like_header(body: &[u8], delimiter: u8, quote: u8) -> bool {
     let Some(fields) = first_record(body, dialect) else {
         return true;
     };
-    let mut seen = std::collections::HashSet::new();
     fields.iter().all(|f| {
         let t = f.trim();
-        !t.is_empty() && t.parse::<f64>().is_err() && seen.insert(t.to_owned())
+        t.is_empty() || t.parse::<f64>().is_err()
     })
 }
 

@@ -36,6 +36,7 @@ mod patterns;
 mod pipeline;
 mod profile;
 mod records;
+pub mod render;
 mod scan;
 mod schema;
 mod sketch;

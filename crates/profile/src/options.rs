@@ -62,7 +62,7 @@ impl Default for ProfileOptions {
             top_k: 10,
             histogram_bins: 20,
             quantile_sample: 16_384,
-            pattern_rows_per_chunk: 2_000,
+            pattern_rows_per_chunk: 1_000,
             chunk_bytes: 4 << 20,
             max_record_bytes: 64 << 20,
             long_rows: LongRows::Error,

@@ -48,6 +48,8 @@ where
     let ahead = threads * 2;
     let source_name = chunker.source_name.clone();
     let (chunk_tx, chunk_rx) = mpsc::sync_channel::<Chunk>(threads);
+    let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
+    chunker.recycled = Some(recycle_rx);
     let chunk_rx = Mutex::new(chunk_rx);
     std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<Result<Done<A>, ChunkFailure>>();
@@ -82,6 +84,7 @@ where
         let chunk_rx = &chunk_rx;
         for _ in 0..threads {
             let done_tx = done_tx.clone();
+            let recycle_tx = recycle_tx.clone();
             scope.spawn(move || {
                 loop {
                     let next = match chunk_rx.lock() {
@@ -95,6 +98,7 @@ where
                         first_line: chunk.first_line,
                         value,
                     });
+                    let _ = recycle_tx.send(chunk.bytes);
                     let failed = result.is_err();
                     if done_tx.send(result).is_err() || failed {
                         return;

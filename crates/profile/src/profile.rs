@@ -146,8 +146,10 @@ pub struct ColumnProfile {
     /// The most frequent values with their counts, most frequent first (ties by value).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top_values: Vec<ValueCount>,
-    /// Whether `top_values` counts are exact (otherwise lower bounds from a heavy-hitters
-    /// summary, listing only values seen at least twice).
+    /// Whether `top_values` counts are exact. Past
+    /// [`crate::ProfileOptions::distinct_exact_bound`] distinct values they are estimates from
+    /// a Misra-Gries heavy-hitters summary over one row in eight (scaled by eight), listing only
+    /// values seen at least twice there: values above ~1% of the rows are found.
     #[serde(default)]
     pub top_values_exact: bool,
     /// Lengths in characters, for string columns.

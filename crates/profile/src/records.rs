@@ -146,6 +146,14 @@ pub(crate) fn parse_chunk(
         }
         // A complete record.
         let rec_line = line_of(bytes, record_start, &mut newlines_counted_to, &mut line);
+        if outlen > settings.max_record_bytes {
+            return Err(ProfileError::RecordTooLarge {
+                source_name: settings.source_name.to_owned(),
+                line: rec_line,
+                limit: settings.max_record_bytes,
+            }
+            .into());
+        }
         record_start = pos;
         let fields = &ends[..endlen];
         let (o, e) = (outlen, endlen);

@@ -94,6 +94,7 @@ pub(crate) fn open<'a>(
         dialect: Dialect::default(),
         boundary: settings.boundary,
         source_name: name.clone(),
+        recycled: None,
     };
     chunker.fill_to(SNIFF_BYTES)?;
     let bom = chunker.buf.starts_with(UTF8_BOM);

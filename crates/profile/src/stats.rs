@@ -183,7 +183,9 @@ impl Moments {
 
     /// The sorted sample, and whether it holds every value.
     pub(crate) fn sorted_sample(&self) -> (Vec<f64>, bool) {
-        let mut v: Vec<f64> = self.sample.items().copied().collect();
+        let mut sample = self.sample.clone();
+        sample.settle();
+        let mut v: Vec<f64> = sample.items().copied().collect();
         v.sort_unstable_by(f64::total_cmp);
         (v, self.sample.is_complete())
     }
@@ -226,12 +228,14 @@ pub(crate) fn histogram(
     let mut out = Vec::with_capacity(bins);
     let mut given = 0u64;
     for (i, &c) in counts.iter().enumerate() {
-        let lo = min + width * i as f64;
-        let hi = if i + 1 == bins {
-            max
-        } else {
-            min + width * (i + 1) as f64
+        let edge = |i: usize| {
+            if i == bins {
+                max
+            } else {
+                round_significant(min + (max - min) * i as f64 / bins as f64)
+            }
         };
+        let (lo, hi) = (edge(i), edge(i + 1));
         // Scaled counts are non-negative and at most `n`.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let mut count = (c as f64 * scale).round() as u64;
@@ -242,6 +246,11 @@ pub(crate) fn histogram(
         out.push((lo, hi, count));
     }
     out
+}
+
+/// `x` with 12 significant digits, so that edges read `1.95`, not `1.9500000000000002`.
+fn round_significant(x: f64) -> f64 {
+    format!("{x:.11e}").parse().unwrap_or(x)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::column::{ColumnAcc, ColumnSettings};
 use crate::records::{ChunkCounts, Record};
@@ -43,13 +44,26 @@ pub(crate) struct TableAcc {
 }
 
 impl TableAcc {
-    pub(crate) fn new(columns: usize, chunk: u64, options: &ProfileOptions) -> Self {
+    /// `many_values[i]` tells that column `i` is known to exceed the exact distinct bound.
+    pub(crate) fn new(
+        columns: usize,
+        chunk: u64,
+        options: &ProfileOptions,
+        many_values: &[AtomicBool],
+    ) -> Self {
         let settings = ColumnSettings {
             distinct_exact_bound: options.distinct_exact_bound,
             quantile_sample: options.quantile_sample,
         };
         Self {
-            columns: (0..columns).map(|_| ColumnAcc::new(settings)).collect(),
+            columns: (0..columns)
+                .map(|i| {
+                    let many = many_values
+                        .get(i)
+                        .is_some_and(|f| f.load(Ordering::Relaxed));
+                    ColumnAcc::new(settings, many)
+                })
+                .collect(),
             rows: 0,
             row_hashes: Vec::new(),
             seen_rows: Some(HashSet::default()),
@@ -91,6 +105,15 @@ impl TableAcc {
             line: record.line(),
             values: record.fields().map(str::to_owned).collect(),
         });
+    }
+
+    /// Flags the columns whose distinct values outgrew the exact bound.
+    pub(crate) fn flag_many_values(&self, many_values: &[AtomicBool]) {
+        for (c, flag) in self.columns.iter().zip(many_values) {
+            if !c.counts_exact() {
+                flag.store(true, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Records the line of a short or skipped record.

@@ -2,37 +2,21 @@
 //! the item's position and a seed, the sample is uniform, deterministic, and the same whether
 //! the input is processed in one piece or in chunks merged later.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
+/// An item with its random key.
 #[derive(Debug, Clone)]
 struct Keyed<T> {
     key: u64,
     item: T,
 }
 
-impl<T> PartialEq for Keyed<T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl<T> Eq for Keyed<T> {}
-impl<T> PartialOrd for Keyed<T> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<T> Ord for Keyed<T> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.key.cmp(&other.key)
-    }
-}
-
-/// The `k` items with the smallest keys seen so far.
+/// The `k` items with the smallest keys seen so far. Items below the current threshold are
+/// appended to a buffer; when it holds `2k`, the `k` smallest are kept (linear-time selection)
+/// and the threshold drops to the largest kept key: amortized O(1) per offer.
 #[derive(Debug, Clone)]
 pub(crate) struct BottomK<T> {
     k: usize,
-    heap: BinaryHeap<Keyed<T>>,
+    kept: Vec<Keyed<T>>,
+    threshold: u64,
     seen: u64,
 }
 
@@ -40,52 +24,53 @@ impl<T> BottomK<T> {
     pub(crate) fn new(k: usize) -> Self {
         Self {
             k,
-            heap: BinaryHeap::new(),
+            kept: Vec::new(),
+            threshold: u64::MAX,
             seen: 0,
         }
     }
 
-    /// Whether an item with this key would be kept (call before building an expensive item).
-    #[inline]
-    pub(crate) fn wants(&self, key: u64) -> bool {
-        self.heap.len() < self.k || self.heap.peek().is_some_and(|top| key < top.key)
-    }
-
-    /// Offers an item; `seen` counts every offer.
+    /// Offers an item; `make` is called only when the item may be kept.
     #[inline]
     pub(crate) fn offer(&mut self, key: u64, make: impl FnOnce() -> T) {
         self.seen += 1;
-        if !self.wants(key) {
+        if key >= self.threshold || self.k == 0 {
             return;
         }
-        if self.heap.len() >= self.k {
-            self.heap.pop();
+        self.kept.push(Keyed { key, item: make() });
+        if self.kept.len() >= 2 * self.k {
+            self.compact();
         }
-        if self.k > 0 {
-            self.heap.push(Keyed { key, item: make() });
+    }
+
+    /// Keeps the `k` smallest keys and lowers the threshold to the largest of them.
+    fn compact(&mut self) {
+        if self.kept.len() <= self.k {
+            return;
         }
+        self.kept.select_nth_unstable_by_key(self.k - 1, |x| x.key);
+        self.kept.truncate(self.k);
+        self.threshold = self.kept.iter().map(|x| x.key).max().unwrap_or(u64::MAX);
     }
 
     /// Keeps the `k` smallest keys of both.
     pub(crate) fn merge(&mut self, other: BottomK<T>) {
         self.seen += other.seen;
-        for kept in other.heap {
-            if self.heap.len() < self.k {
-                self.heap.push(kept);
-            } else if self.heap.peek().is_some_and(|top| kept.key < top.key) {
-                self.heap.pop();
-                self.heap.push(kept);
-            }
+        self.threshold = self.threshold.min(other.threshold);
+        let threshold = self.threshold;
+        self.kept.retain(|x| x.key <= threshold);
+        self.kept
+            .extend(other.kept.into_iter().filter(|x| x.key <= threshold));
+        if self.kept.len() >= 2 * self.k {
+            self.compact();
         }
     }
 
     /// Changes every kept item (not its key).
     pub(crate) fn for_each_mut(&mut self, mut f: impl FnMut(&mut T)) {
-        let mut kept = std::mem::take(&mut self.heap).into_vec();
-        for k in &mut kept {
-            f(&mut k.item);
+        for x in &mut self.kept {
+            f(&mut x.item);
         }
-        self.heap = BinaryHeap::from(kept);
     }
 
     /// Whether every offered item was kept.
@@ -94,13 +79,19 @@ impl<T> BottomK<T> {
     }
 
     /// The kept items, in no particular order.
-    pub(crate) fn into_items(self) -> Vec<T> {
-        self.heap.into_iter().map(|k| k.item).collect()
+    pub(crate) fn into_items(mut self) -> Vec<T> {
+        self.compact();
+        self.kept.into_iter().map(|x| x.item).collect()
     }
 
-    /// The kept items.
+    /// The kept items (call [`BottomK::settle`] first for exactly the `k` smallest).
     pub(crate) fn items(&self) -> impl Iterator<Item = &T> {
-        self.heap.iter().map(|k| &k.item)
+        self.kept.iter().map(|x| &x.item)
+    }
+
+    /// Drops items beyond the `k` smallest.
+    pub(crate) fn settle(&mut self) {
+        self.compact();
     }
 }
 

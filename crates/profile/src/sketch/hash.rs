@@ -11,23 +11,46 @@ pub(crate) fn mix64(mut z: u64) -> u64 {
 
 const K: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// Hashes `bytes` eight at a time, then mixes the length in and finalizes.
+#[inline]
+fn read_u64(bytes: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+#[inline]
+fn read_u32(bytes: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 4];
+    w.copy_from_slice(&bytes[at..at + 4]);
+    u64::from(u32::from_le_bytes(w))
+}
+
+/// Hashes `bytes`: short texts (up to 8 bytes) in one step without collisions between texts of
+/// one length, longer ones eight bytes at a time with an overlapping last word; the result is
+/// finalized with [`mix64`].
 #[inline]
 pub(crate) fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
-    let mut h = seed ^ K;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    let len = bytes.len();
+    let h = seed ^ K ^ (len as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    if len <= 8 {
+        let v = if len >= 4 {
+            read_u32(bytes, 0) | (read_u32(bytes, len - 4) << 32)
+        } else if len > 0 {
+            (u64::from(bytes[0]) << 16)
+                | (u64::from(bytes[len / 2]) << 8)
+                | u64::from(bytes[len - 1])
+        } else {
+            0
+        };
+        return mix64(h ^ v);
     }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    let mut h = h;
+    let mut i = 0;
+    while i + 8 < len {
+        h = (h ^ read_u64(bytes, i)).wrapping_mul(K).rotate_left(29);
+        i += 8;
     }
-    mix64(h ^ bytes.len() as u64)
+    mix64((h ^ read_u64(bytes, len - 8)).wrapping_mul(K))
 }
 
 /// A random-looking key for an item identified by up to three numbers, the same for the same
