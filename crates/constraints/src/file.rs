@@ -122,15 +122,26 @@ fn read_header(path: &Path, table: &TableSchema) -> Result<Vec<String>, Constrai
     if !table.read.has_header {
         return Ok(table.columns.iter().map(|c| c.name.clone()).collect());
     }
+    if path.as_os_str() == "-" {
+        return Err(ConstraintError::Stdin);
+    }
     let file = std::fs::File::open(path).map_err(|source| ConstraintError::Io {
         path: path.to_owned(),
         source,
     })?;
+    let gzip = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    let input: Box<dyn std::io::Read> = if gzip {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
     let mut reader = csv::ReaderBuilder::new()
         .delimiter(u8::try_from(table.read.delimiter).unwrap_or(b','))
         .has_headers(true)
         .flexible(true)
-        .from_reader(file);
+        .from_reader(input);
     let header = reader.headers().map_err(|source| ConstraintError::Csv {
         path: path.to_owned(),
         row: 0,
