@@ -41,6 +41,11 @@ pub enum ConstraintError {
         #[source]
         source: csv::Error,
     },
+    /// Standard input can be read only once: the profile used it up.
+    #[error(
+        "rules are evaluated over a file read a second time; standard input (`-`) cannot be: save it to a file first"
+    )]
+    Stdin,
     /// The file could not be scanned (the profiler's reader: dialect, UTF-8, ragged rows...).
     #[error(transparent)]
     Scan(#[from] autocoder_profile::ProfileError),

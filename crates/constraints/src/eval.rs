@@ -1,20 +1,15 @@
-//! Evaluates constraints over every record of a file, streaming: per check, how many rows
-//! violate it and the first few row numbers with their values. Values are read the way the
-//! emitted pandas reader reads them (same missing-value markers, same types), and checks follow
-//! Pandera's semantics (missing values pass every check except `not_null`; `unique` reports every
-//! occurrence of a repeated value, ignoring missing ones; uniqueness over several columns treats
-//! missing values as equal).
+//! Evaluates constraints record by record: per check, how many rows violate it and the first
+//! few row numbers with their values. Values are read the way the emitted pandas reader reads
+//! them (same missing-value markers, same types), and checks follow Pandera's semantics (missing
+//! values pass every check except `not_null`; `unique` reports every occurrence of a repeated
+//! value, ignoring missing ones; uniqueness over several columns treats missing values as equal).
 
-use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::fmt::Write as _;
-use std::path::Path;
 
-use autocoder_profile::{Dialect, NullSpec as ProfileNulls, ScanOptions, scan};
-use autocoder_schema::{Check, ColumnSchema, DataType, Scalar, TableSchema};
-use regex::Regex;
+use autocoder_schema::{Check, DataType, TableSchema};
 use serde::{Deserialize, Serialize};
 
+use crate::typed::{Compiled, Key, Val, typed};
 use crate::{Constraint, ConstraintError, NullSpec};
 
 /// How many example rows a result keeps.
@@ -47,106 +42,10 @@ pub struct CheckResult {
     pub examples: Vec<Violation>,
 }
 
-/// A value typed like pandas would read it.
-#[derive(Debug, Clone, PartialEq)]
-enum Val<'a> {
-    Num(f64),
-    Bool(bool),
-    Time(String),
-    Text(&'a str),
-}
-
-impl Val<'_> {
-    fn compare(&self, other: &Val<'_>) -> Option<Ordering> {
-        match (self, other) {
-            (Val::Num(a), Val::Num(b)) => a.partial_cmp(b),
-            (Val::Bool(a), Val::Bool(b)) => Some(a.cmp(b)),
-            (Val::Time(a), Val::Time(b)) => Some(a.cmp(b)),
-            (Val::Text(a), Val::Text(b)) => Some(a.cmp(b)),
-            _ => None,
-        }
-    }
-
-    fn key(&self) -> String {
-        match self {
-            Val::Num(f) => format!("{f}"),
-            Val::Bool(b) => b.to_string(),
-            Val::Time(t) => t.clone(),
-            Val::Text(s) => (*s).to_owned(),
-        }
-    }
-}
-
-/// Reads `field` as a value of `dtype`; `None` when it is not one.
-fn typed(field: &str, dtype: DataType) -> Option<Val<'_>> {
-    match dtype {
-        DataType::Integer => field.trim().parse::<i64>().ok().map(|i| Val::Num(i as f64)),
-        DataType::Float => field.trim().parse::<f64>().ok().map(Val::Num),
-        DataType::Boolean => match field.trim() {
-            "True" | "TRUE" | "true" => Some(Val::Bool(true)),
-            "False" | "FALSE" | "false" => Some(Val::Bool(false)),
-            _ => None,
-        },
-        DataType::Date | DataType::Datetime => time_key(field).map(Val::Time),
-        DataType::String | DataType::Empty => Some(Val::Text(field)),
-    }
-}
-
-/// A sortable key for an ISO 8601 date or datetime (`YYYY-MM-DDTHH:MM:SS.fffffffff`), ignoring
-/// any UTC offset.
-fn time_key(text: &str) -> Option<String> {
-    let t = text.trim();
-    let b = t.as_bytes();
-    let digits =
-        |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
-    if !(digits(0..4)
-        && b.get(4) == Some(&b'-')
-        && digits(5..7)
-        && b.get(7) == Some(&b'-')
-        && digits(8..10))
-    {
-        return None;
-    }
-    let mut key = format!("{}T", &t[..10]);
-    let rest = &t[10..];
-    let time = rest.strip_prefix(['T', ' ']).unwrap_or("");
-    let mut clock = [0u32; 3];
-    let mut frac = String::new();
-    let mut parts = time.split(['Z', '+']).next().unwrap_or("").splitn(2, '.');
-    let hms = parts.next().unwrap_or("");
-    // A trailing "-hh:mm" offset after the seconds.
-    let hms = hms.get(..8.min(hms.len())).unwrap_or("");
-    for (slot, part) in clock
-        .iter_mut()
-        .zip(hms.split(':').filter(|p| !p.is_empty()))
-    {
-        *slot = part.parse().ok()?;
-    }
-    if let Some(f) = parts.next() {
-        frac = f.chars().take_while(char::is_ascii_digit).collect();
-    }
-    let _ = write!(
-        key,
-        "{:02}:{:02}:{:02}.{frac:0<9}",
-        clock[0], clock[1], clock[2]
-    );
-    Some(key)
-}
-
-fn bound(scalar: &Scalar, dtype: DataType) -> Option<Val<'_>> {
-    match scalar {
-        Scalar::Int(i) => Some(Val::Num(*i as f64)),
-        Scalar::Float(f) => Some(Val::Num(*f)),
-        Scalar::Bool(b) => Some(Val::Bool(*b)),
-        Scalar::Str(s) if dtype.is_temporal() => time_key(s).map(Val::Time),
-        Scalar::Str(s) => Some(Val::Text(s)),
-    }
-}
-
 /// A compiled test for one constraint.
 #[derive(Debug, Clone)]
 enum Test {
-    Value(Check, Option<Regex>),
+    Value(Compiled),
     NotNull,
     Unique,
     UniqueTogether,
@@ -159,10 +58,33 @@ struct Plan {
     test: Test,
 }
 
+/// How often a value was seen: its first row, and for repeated values up to [`EXAMPLES`] rows
+/// and the text.
 #[derive(Debug, Clone, Default)]
 struct KeyState {
     count: u64,
-    rows: Vec<Violation>,
+    first: u64,
+    /// Later rows, only for repeated values (no allocation for unique ones).
+    more: Vec<u64>,
+}
+
+impl KeyState {
+    fn rows(&self) -> impl Iterator<Item = u64> + '_ {
+        std::iter::once(self.first).chain(self.more.iter().copied())
+    }
+
+    fn absorb(&mut self, other: KeyState) {
+        if self.count == 0 {
+            *self = other;
+            return;
+        }
+        let mut rows: Vec<u64> = self.rows().chain(other.rows()).collect();
+        rows.sort_unstable();
+        rows.truncate(EXAMPLES);
+        self.first = rows[0];
+        self.more = rows[1..].to_vec();
+        self.count += other.count;
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -170,7 +92,7 @@ struct State {
     violations: u64,
     unreadable: u64,
     examples: Vec<Violation>,
-    seen: HashMap<String, KeyState>,
+    seen: HashMap<Key, KeyState>,
 }
 
 impl State {
@@ -230,16 +152,7 @@ impl Evaluator {
                     check: Check::Unique,
                     ..
                 } => Test::Unique,
-                Constraint::Column { check, .. } => {
-                    let regex = match check {
-                        Check::StrMatches { pattern } => {
-                            Regex::new(&format!("^(?:{pattern})")).ok()
-                        }
-                        Check::StrContains { pattern } => Regex::new(pattern).ok(),
-                        _ => None,
-                    };
-                    Test::Value(check.clone(), regex)
-                }
+                Constraint::Column { check, .. } => Test::Value(Compiled::new(check, columns[0].1)),
             };
             plans.push(Plan {
                 constraint: constraint.clone(),
@@ -285,33 +198,35 @@ impl Evaluator {
                 v.row += offset;
             }
             for seen in state.seen.values_mut() {
-                for v in &mut seen.rows {
-                    v.row += offset;
+                seen.first += offset;
+                for r in &mut seen.more {
+                    *r += offset;
                 }
             }
         }
     }
 
-    fn push_with<'r>(&mut self, row: u64, get: impl Fn(usize) -> &'r str) {
+    pub(crate) fn push_with<'r>(&mut self, row: u64, get: impl Fn(usize) -> &'r str) {
         self.rows += 1;
         for (plan, state) in self.plans.iter().zip(self.states.iter_mut()) {
             match &plan.test {
                 Test::UniqueTogether => {
                     let mut key = String::new();
-                    let mut shown = Vec::with_capacity(plan.columns.len());
-                    for ((i, dtype), name) in plan.columns.iter().zip(plan.constraint.columns()) {
+                    for (i, dtype) in &plan.columns {
                         let field = get(*i);
-                        if self.nulls.is_null(field) {
-                            key.push('\u{0}');
-                        } else {
-                            key.push_str(
-                                &typed(field, *dtype).map_or_else(|| field.to_owned(), |v| v.key()),
-                            );
+                        if !key.is_empty() {
+                            key.push(SEPARATOR);
                         }
-                        key.push('\u{1f}');
-                        shown.push(format!("{name}={field}"));
+                        if self.nulls.is_null(field) {
+                            key.push(MISSING);
+                        } else {
+                            match typed(field, *dtype) {
+                                Some(Val::Text(_)) | None => key.push_str(field),
+                                Some(v) => key.push_str(&v.key().display()),
+                            }
+                        }
                     }
-                    remember(state, key, row, shown.join(", "));
+                    remember(state, Key::Text(key), row);
                 }
                 test => {
                     let (i, dtype) = plan.columns[0];
@@ -322,14 +237,14 @@ impl Evaluator {
                         Test::NotNull | Test::UniqueTogether => {}
                         _ if null => {}
                         Test::Unique => match typed(field, dtype) {
-                            Some(Val::Num(f)) if f.is_nan() => {}
-                            Some(v) => remember(state, v.key(), row, field.to_owned()),
+                            Some(v) if v.is_nan() => {}
+                            Some(v) => remember(state, v.key(), row),
                             None => state.unreadable += 1,
                         },
-                        Test::Value(check, regex) => match typed(field, dtype) {
-                            Some(Val::Num(f)) if f.is_nan() => {}
+                        Test::Value(compiled) => match typed(field, dtype) {
+                            Some(v) if v.is_nan() => {}
                             Some(v) => {
-                                if !passes(check, regex.as_ref(), &v, field, dtype) {
+                                if !compiled.passes(&v, field) {
                                     state.violate(row, field);
                                 }
                             }
@@ -351,11 +266,7 @@ impl Evaluator {
             mine.examples.sort_by_key(|v| v.row);
             mine.examples.truncate(EXAMPLES);
             for (key, seen) in theirs.seen {
-                let entry = mine.seen.entry(key).or_default();
-                entry.count += seen.count;
-                entry.rows.extend(seen.rows);
-                entry.rows.sort_by_key(|v| v.row);
-                entry.rows.truncate(EXAMPLES);
+                mine.seen.entry(key).or_default().absorb(seen);
             }
         }
     }
@@ -369,9 +280,13 @@ impl Evaluator {
             .map(|(plan, mut state)| {
                 if matches!(plan.test, Test::Unique | Test::UniqueTogether) {
                     let mut examples = Vec::new();
-                    for seen in state.seen.values().filter(|s| s.count > 1) {
+                    for (key, seen) in state.seen.iter().filter(|(_, s)| s.count > 1) {
                         state.violations += seen.count;
-                        examples.extend(seen.rows.iter().cloned());
+                        let value = shown(key, &plan);
+                        examples.extend(seen.rows().map(|row| Violation {
+                            row,
+                            value: value.clone(),
+                        }));
                     }
                     examples.sort_by_key(|v| v.row);
                     examples.truncate(EXAMPLES);
@@ -390,216 +305,35 @@ impl Evaluator {
     }
 }
 
-fn remember(state: &mut State, key: String, row: u64, value: String) {
+/// Separates the columns' values in the key of a combination (missing values are [`MISSING`]).
+const SEPARATOR: char = '\u{1f}';
+const MISSING: char = '\u{0}';
+
+/// Counts one occurrence of `key`. Only repeated values get a list of rows.
+fn remember(state: &mut State, key: Key, row: u64) {
     let entry = state.seen.entry(key).or_default();
     entry.count += 1;
-    if entry.rows.len() < EXAMPLES {
-        entry.rows.push(Violation { row, value });
+    if entry.count == 1 {
+        entry.first = row;
+    } else if entry.more.len() + 1 < EXAMPLES {
+        entry.more.push(row);
     }
 }
 
-fn passes(
-    check: &Check,
-    regex: Option<&Regex>,
-    value: &Val<'_>,
-    field: &str,
-    dtype: DataType,
-) -> bool {
-    let cmp = |s: &Scalar| bound(s, dtype).and_then(|b| value.compare(&b));
-    let equal = |s: &Scalar| cmp(s) == Some(Ordering::Equal);
-    match check {
-        Check::Eq { value } => equal(value),
-        Check::Ne { value } => !equal(value),
-        Check::Gt { value } => cmp(value) == Some(Ordering::Greater),
-        Check::Ge { value } => matches!(cmp(value), Some(Ordering::Greater | Ordering::Equal)),
-        Check::Lt { value } => cmp(value) == Some(Ordering::Less),
-        Check::Le { value } => matches!(cmp(value), Some(Ordering::Less | Ordering::Equal)),
-        Check::InRange {
-            min,
-            max,
-            include_min,
-            include_max,
-        } => {
-            let lo = match cmp(min) {
-                Some(Ordering::Greater) => true,
-                Some(Ordering::Equal) => *include_min,
-                _ => false,
-            };
-            let hi = match cmp(max) {
-                Some(Ordering::Less) => true,
-                Some(Ordering::Equal) => *include_max,
-                _ => false,
-            };
-            lo && hi
-        }
-        Check::Isin { values } => values.iter().any(equal),
-        Check::Notin { values } => !values.iter().any(equal),
-        Check::StrMatches { .. } | Check::StrContains { .. } => {
-            regex.is_some_and(|r| r.is_match(field))
-        }
-        Check::StrStartswith { prefix } => field.starts_with(prefix.as_str()),
-        Check::StrEndswith { suffix } => field.ends_with(suffix.as_str()),
-        Check::StrLength { min, max } => {
-            let n = field.chars().count() as u64;
-            min.is_none_or(|m| n >= m) && max.is_none_or(|m| n <= m)
-        }
-        Check::Pattern { pattern } => pattern.matches(field),
-        Check::Unique | Check::NotNull => true,
-    }
-}
-
-/// Every check a schema states, as constraints: each column's checks, `not_null` for
-/// non-nullable columns, `unique` for unique ones, and each set of columns unique together.
-pub fn schema_constraints(table: &TableSchema) -> Vec<Constraint> {
-    let mut out = Vec::new();
-    for column in &table.columns {
-        let ColumnSchema {
-            name,
-            nullable,
-            unique,
-            checks,
-            ..
-        } = column;
-        let mut push = |check: Check| {
-            out.push(Constraint::Column {
-                column: name.clone(),
-                check,
-            });
-        };
-        if !nullable {
-            push(Check::NotNull);
-        }
-        if *unique {
-            push(Check::Unique);
-        }
-        for check in checks {
-            push(check.clone());
-        }
-    }
-    for columns in &table.unique_together {
-        out.push(Constraint::UniqueTogether {
-            columns: columns.clone(),
-        });
-    }
-    out
-}
-
-/// How [`evaluate_path_with`] reads the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EvalOptions {
-    /// Worker threads; `0` uses every core.
-    pub threads: usize,
-    /// Bytes per chunk (each chunk is evaluated by one thread).
-    pub chunk_bytes: usize,
-}
-
-impl Default for EvalOptions {
-    fn default() -> Self {
-        let scan = ScanOptions::default();
-        Self {
-            threads: scan.threads,
-            chunk_bytes: scan.chunk_bytes,
-        }
-    }
-}
-
-/// Reads the CSV file at `path` the way `table.read` says and evaluates `constraints` over every
-/// record: one parallel pass with the profiler's reader ([`autocoder_profile::scan`]), one
-/// [`Evaluator`] per chunk, merged in file order.
-pub fn evaluate_path(
-    path: &Path,
-    table: &TableSchema,
-    constraints: &[Constraint],
-) -> Result<Vec<CheckResult>, ConstraintError> {
-    evaluate_path_with(path, table, constraints, EvalOptions::default())
-}
-
-/// [`evaluate_path`] with explicit threads and chunk size.
-pub fn evaluate_path_with(
-    path: &Path,
-    table: &TableSchema,
-    constraints: &[Constraint],
-    eval: EvalOptions,
-) -> Result<Vec<CheckResult>, ConstraintError> {
-    let header = read_header(path, table)?;
-    let evaluator = Evaluator::new(table, constraints, &header)?;
-    let dialect = Dialect {
-        delimiter: u8::try_from(table.read.delimiter).unwrap_or(b','),
-        quote: b'"',
-        has_header: table.read.has_header,
-        bom: table.read.bom,
-    };
-    let options = ScanOptions {
-        dialect: Some(dialect),
-        nulls: ProfileNulls::new(table.read.keep_default_na, table.read.na_values.clone()),
-        threads: eval.threads,
-        chunk_bytes: eval.chunk_bytes,
-        ..ScanOptions::default()
-    };
-    let scanned = scan(
-        path,
-        &options,
-        |_| evaluator.fresh(),
-        |chunk: &mut Evaluator, record| {
-            chunk.push_with(record.row_in_chunk(), |i| record.field(i).unwrap_or(""));
-        },
-    )?;
-    let mut total = evaluator;
-    for mut chunk in scanned.chunks {
-        chunk.value.shift_rows(chunk.first_row - 1);
-        total.merge(chunk.value);
-    }
-    tracing::debug!(
-        rows = scanned.rows,
-        checks = constraints.len(),
-        "evaluated constraints"
-    );
-    Ok(total.finish())
-}
-
-/// The header as the file has it, or the schema's column names for files without one.
-fn read_header(path: &Path, table: &TableSchema) -> Result<Vec<String>, ConstraintError> {
-    if !table.read.has_header {
-        return Ok(table.columns.iter().map(|c| c.name.clone()).collect());
-    }
-    let file = std::fs::File::open(path).map_err(|source| ConstraintError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let mut reader = csv::ReaderBuilder::new()
-        .delimiter(u8::try_from(table.read.delimiter).unwrap_or(b','))
-        .has_headers(true)
-        .flexible(true)
-        .from_reader(file);
-    let header = reader.headers().map_err(|source| ConstraintError::Csv {
-        path: path.to_owned(),
-        row: 0,
-        source,
-    })?;
-    Ok(header
-        .iter()
-        .map(|h| h.trim_start_matches('\u{feff}').to_owned())
-        .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn time_keys_sort_like_timestamps() {
-        assert_eq!(
-            time_key("2024-01-02").unwrap(),
-            "2024-01-02T00:00:00.000000000"
-        );
-        assert_eq!(
-            time_key("2024-01-02 03:04").unwrap(),
-            "2024-01-02T03:04:00.000000000"
-        );
-        assert_eq!(
-            time_key("2024-01-02T03:04:05.5Z").unwrap(),
-            "2024-01-02T03:04:05.500000000"
-        );
-        assert!(time_key("01/02/2024").is_none());
+/// How a repeated value is shown: the value, or `a=1, b=x` for a combination.
+fn shown(key: &Key, plan: &Plan) -> String {
+    match (&plan.test, key) {
+        (Test::UniqueTogether, Key::Text(joined)) => plan
+            .constraint
+            .columns()
+            .iter()
+            .zip(joined.split(SEPARATOR))
+            .map(|(name, part)| {
+                let part = if part.starts_with(MISSING) { "" } else { part };
+                format!("{name}={part}")
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => key.display(),
     }
 }

@@ -21,6 +21,7 @@ mod apply;
 mod compare;
 mod error;
 mod eval;
+mod file;
 pub mod llm;
 mod model;
 mod nulls;
@@ -29,15 +30,15 @@ mod predicate;
 mod regex_compat;
 mod report;
 mod resolve;
+mod strings;
 mod text;
+mod typed;
 mod values;
 
 pub use apply::{apply_outcomes, parse_rules};
 pub use error::ConstraintError;
-pub use eval::{
-    CheckResult, EXAMPLES, EvalOptions, Evaluator, Violation, evaluate_path, evaluate_path_with,
-    schema_constraints,
-};
+pub use eval::{CheckResult, EXAMPLES, Evaluator, Violation};
+pub use file::{EvalOptions, evaluate_path, evaluate_path_with, schema_constraints};
 pub use model::{Constraint, Outcome, Source, rules_as_text};
 pub use nulls::{NullSpec, PANDAS_DEFAULT_NA};
 pub use parse::{Parsed, parse_rule};

@@ -1,11 +1,11 @@
 //! Reads what a rule says about its column (`must be positive`, `is one of a, b`, `looks like an
 //! email`) into a typed check, given the column's type.
 
-use autocoder_schema::{Check, DataType, Pattern, Scalar, TableSchema};
+use autocoder_schema::{Check, DataType, Scalar, TableSchema};
 
 use crate::compare::{Cmp, read_cmp, sign_word};
-use crate::regex_compat::check_portable_regex;
-use crate::text::{Cursor, is_quoted, unquote, words};
+use crate::strings::{length, named_pattern, text_ops};
+use crate::text::{Cursor, is_quoted, words};
 use crate::values::{list_items, scalar_for, typed_values};
 
 /// What a predicate means.
@@ -27,7 +27,7 @@ pub(crate) enum Fail {
     NotUnderstood(String),
 }
 
-type Read = Result<Meaning, Fail>;
+pub(crate) type Read = Result<Meaning, Fail>;
 
 const NEGATIONS: &[&str] = &[
     "can never",
@@ -95,6 +95,14 @@ const MODALS: &[&str] = &[
     "a decimal",
     "a date",
     "a string",
+    "lies",
+    "lie",
+    "falls",
+    "fall",
+    "stays",
+    "stay",
+    "remains",
+    "remain",
 ];
 const PERMISSIONS: &[&str] = &[
     "may",
@@ -155,6 +163,15 @@ pub(crate) fn read_predicate(
         return comparison(cmp, negated, dtype, table);
     }
     let rest = c.rest_orig().trim();
+    if is_quoted(rest) && list_items(rest).len() >= 2 {
+        // "'pending', 'shipped' or 'delivered'": a list without "one of".
+        let values = typed_values(&list_items(rest), dtype, table).map_err(Fail::Refused)?;
+        return Ok(Meaning::Check(if negated {
+            Check::Notin { values }
+        } else {
+            Check::Isin { values }
+        }));
+    }
     if is_quoted(rest) || (dtype == DataType::Boolean && matches!(body.as_str(), "true" | "false"))
     {
         return comparison(Cmp::Eq(rest.to_owned()), negated, dtype, table);
@@ -314,279 +331,6 @@ fn nullness(body: &str, negated: bool) -> Option<Read> {
         });
     }
     None
-}
-
-/// The pattern named by the words of a rule, if any.
-fn pattern_named(words: &[String]) -> Option<Pattern> {
-    let has = |w: &str| words.iter().any(|x| x == w);
-    let pair = |a: &str, b: &str| words.windows(2).any(|p| p[0] == a && p[1] == b);
-    let iso = has("iso") || has("iso-8601") || has("iso8601") || has("8601");
-    Some(if has("email") || has("e-mail") {
-        Pattern::Email
-    } else if has("uuid") || has("guid") {
-        Pattern::Uuid
-    } else if has("ipv6") {
-        Pattern::Ipv6
-    } else if has("ipv4") || pair("ip", "address") {
-        Pattern::Ipv4
-    } else if has("url") || has("uri") || has("link") || pair("web", "address") {
-        Pattern::Url
-    } else if has("phone") || has("telephone") {
-        Pattern::Phone
-    } else if iso && (has("datetime") || has("timestamp")) {
-        Pattern::IsoDatetime
-    } else if (iso && has("date")) || has("yyyy-mm-dd") {
-        Pattern::IsoDate
-    } else if has("json") {
-        Pattern::Json
-    } else if has("currency") || pair("money", "amount") || pair("monetary", "amount") {
-        Pattern::Currency
-    } else if has("percentage") || has("percent") {
-        Pattern::Percent
-    } else if has("hex") || has("hexadecimal") {
-        Pattern::Hex
-    } else {
-        return None;
-    })
-}
-
-fn named_pattern(body: &str, negated: bool, dtype: DataType) -> Option<Read> {
-    let leads = [
-        "look like",
-        "looks like",
-        "resemble",
-        "a valid",
-        "valid",
-        "a well-formed",
-        "well-formed",
-        "an",
-        "a",
-        "formatted as",
-        "in",
-        "match",
-        "matches",
-        "follow",
-        "follows",
-        "conform to",
-        "be",
-    ];
-    if !leads
-        .iter()
-        .any(|l| crate::text::starts_with_words(body, l))
-    {
-        return None;
-    }
-    let ws = words(body);
-    let pattern = pattern_named(&ws)?;
-    if pattern == Pattern::Percent && dtype.is_numeric() {
-        return Some(Err(Fail::Refused(
-            "a numeric percentage may mean 0..1 or 0..100; state the bounds (e.g. between 0 and 100)"
-                .to_owned(),
-        )));
-    }
-    Some(if negated {
-        Err(Fail::Refused(format!(
-            "no built-in check says a value does not look like {}",
-            pattern.description()
-        )))
-    } else {
-        Ok(Meaning::Check(Check::Pattern { pattern }))
-    })
-}
-
-const LENGTH_WORDS: &[&str] = &[
-    "characters",
-    "character",
-    "chars",
-    "char",
-    "letters",
-    "digits",
-    "long",
-    "length",
-];
-
-fn length(c: &Cursor<'_>, negated: bool) -> Option<Read> {
-    let ws = words(c.rest());
-    if !ws.iter().any(|w| LENGTH_WORDS.contains(&w.as_str())) {
-        return None;
-    }
-    let stop = ["in", "of", "a", "an", "the", "its", "string", "text"];
-    let kept: Vec<&str> = c
-        .rest_orig()
-        .split_whitespace()
-        .filter(|t| {
-            let w = t
-                .trim_matches(|ch: char| !ch.is_alphanumeric())
-                .to_lowercase();
-            !(LENGTH_WORDS.contains(&w.as_str()) || stop.contains(&w.as_str()))
-        })
-        .collect();
-    let text = kept.join(" ");
-    let mut inner = Cursor::new(&text);
-    let cmp = read_cmp(&mut inner).or_else(|| {
-        let rest = inner.rest_orig().trim();
-        (!rest.is_empty() && rest.chars().all(|ch| ch.is_ascii_digit()))
-            .then(|| Cmp::Eq(rest.to_owned()))
-    });
-    let Some(cmp) = cmp else {
-        return Some(Err(Fail::Refused(
-            "it speaks of a length but names no number of characters".to_owned(),
-        )));
-    };
-    let cmp = if negated { cmp.negate() } else { Some(cmp) };
-    let Some(cmp) = cmp else {
-        return Some(Err(Fail::Refused(
-            "no built-in check says a length is outside a range".to_owned(),
-        )));
-    };
-    Some(length_check(cmp).map(Meaning::Check).map_err(Fail::Refused))
-}
-
-fn length_check(cmp: Cmp) -> Result<Check, String> {
-    let n = |s: &str| -> Result<u64, String> {
-        let t = s.trim();
-        if t.is_empty() {
-            return Err("it names no length, and none is invented".to_owned());
-        }
-        t.parse::<u64>()
-            .map_err(|_| format!("the length `{t}` is not a whole number of characters"))
-    };
-    let (min, max) = match cmp {
-        Cmp::Gt(v) => (Some(n(&v)? + 1), None),
-        Cmp::Ge(v) => (Some(n(&v)?), None),
-        Cmp::Lt(v) => match n(&v)? {
-            0 => return Err("no string is shorter than 0 characters".to_owned()),
-            k => (None, Some(k - 1)),
-        },
-        Cmp::Le(v) => (None, Some(n(&v)?)),
-        Cmp::Eq(v) => {
-            let k = n(&v)?;
-            (Some(k), Some(k))
-        }
-        Cmp::Ne(_) => {
-            return Err("no built-in check says a length differs from a number".to_owned());
-        }
-        Cmp::Between {
-            lo,
-            hi,
-            include_lo,
-            include_hi,
-        } => {
-            let lo = n(&lo)? + u64::from(!include_lo);
-            let hi = n(&hi)?;
-            let hi = if include_hi { hi } else { hi.saturating_sub(1) };
-            (Some(lo), Some(hi))
-        }
-    };
-    Ok(Check::StrLength { min, max })
-}
-
-fn text_ops(c: &mut Cursor<'_>, negated: bool) -> Option<Read> {
-    let kinds: [(&[&str], u8); 4] = [
-        (
-            &[
-                "start with",
-                "starts with",
-                "begin with",
-                "begins with",
-                "prefixed with",
-                "the prefix",
-                "prefix",
-            ],
-            0,
-        ),
-        (
-            &[
-                "end with",
-                "ends with",
-                "suffixed with",
-                "the suffix",
-                "suffix",
-            ],
-            1,
-        ),
-        (
-            &[
-                "contain",
-                "contains",
-                "include",
-                "includes",
-                "the substring",
-            ],
-            2,
-        ),
-        (
-            &[
-                "match the regular expression",
-                "matches the regular expression",
-                "match the regex",
-                "matches the regex",
-                "match the pattern",
-                "matches the pattern",
-                "match regex",
-                "matches regex",
-                "match pattern",
-                "matches pattern",
-                "follow the pattern",
-                "follows the pattern",
-                "match",
-                "matches",
-            ],
-            3,
-        ),
-    ];
-    let kind = kinds
-        .iter()
-        .find_map(|(phrases, k)| c.eat_any(phrases).map(|_| *k))?;
-    c.eat_any(&[
-        "the prefix",
-        "the suffix",
-        "the text",
-        "the string",
-        "the substring",
-        "the regex",
-        "the pattern",
-        "regex",
-        "pattern",
-    ]);
-    let operand = c.rest_orig().trim();
-    let literal = regex_literal(operand).unwrap_or_else(|| unquote(operand));
-    if literal.is_empty() {
-        return Some(Err(Fail::Refused(
-            "it names no text to look for, and none is invented".to_owned(),
-        )));
-    }
-    if negated {
-        return Some(Err(Fail::Refused(
-            "no built-in check expresses the negation of a text match".to_owned(),
-        )));
-    }
-    let check = match kind {
-        0 => Check::StrStartswith {
-            prefix: literal.to_owned(),
-        },
-        1 => Check::StrEndswith {
-            suffix: literal.to_owned(),
-        },
-        2 => Check::StrContains {
-            pattern: regex::escape(literal),
-        },
-        _ => {
-            if let Err(reason) = check_portable_regex(literal) {
-                return Some(Err(Fail::Refused(reason)));
-            }
-            Check::StrMatches {
-                pattern: literal.to_owned(),
-            }
-        }
-    };
-    Some(Ok(Meaning::Check(check)))
-}
-
-/// The inside of `/.../`.
-fn regex_literal(text: &str) -> Option<&str> {
-    let t = text.trim();
-    t.strip_prefix('/')?.strip_suffix('/')
 }
 
 fn membership(

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use crate::cli::{Cli, Command};
 
+pub(crate) mod constraint;
 pub(crate) mod input;
 pub(crate) mod profile;
 pub(crate) mod schema;
