@@ -70,7 +70,10 @@ pub(crate) async fn run(args: SandboxArgs) -> anyhow::Result<i32> {
 async fn run_script(args: RunArgs) -> anyhow::Result<i32> {
     let script = std::fs::canonicalize(&args.script)
         .with_context(|| format!("cannot read the script {}", args.script.display()))?;
-    let python = args.python.clone().map_or(PythonSpec::Default, PythonSpec::Path);
+    let python = args
+        .python
+        .clone()
+        .map_or(PythonSpec::Default, PythonSpec::Path);
     let mut packages = args.packages.clone();
     if packages.is_empty() {
         let code = std::fs::read_to_string(&script)
@@ -104,14 +107,21 @@ async fn run_script(args: RunArgs) -> anyhow::Result<i32> {
         return Ok(124);
     }
     if outcome.memory_exceeded {
-        tracing::error!("the script ran out of memory ({} MiB, --memory-mb)", args.memory_mb);
+        tracing::error!(
+            "the script ran out of memory ({} MiB, --memory-mb)",
+            args.memory_mb
+        );
     }
-    Ok(outcome.exit_code.unwrap_or_else(|| 128 + outcome.signal.unwrap_or(9)))
+    Ok(outcome
+        .exit_code
+        .unwrap_or_else(|| 128 + outcome.signal.unwrap_or(9)))
 }
 
 /// Module names of the `.py` files beside the script (imports of those are not packages).
 fn sibling_modules(script: &std::path::Path) -> Vec<String> {
-    let Some(dir) = script.parent() else { return Vec::new() };
+    let Some(dir) = script.parent() else {
+        return Vec::new();
+    };
     std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -131,9 +141,17 @@ async fn run_doctor(json: bool) -> anyhow::Result<i32> {
         writeln!(out)?;
     } else {
         for f in &findings {
-            writeln!(out, "{:<7} {:<4} {}", f.name, if f.ok { "ok" } else { "NO" }, f.detail)?;
+            writeln!(
+                out,
+                "{:<7} {:<4} {}",
+                f.name,
+                if f.ok { "ok" } else { "NO" },
+                f.detail
+            )?;
         }
     }
-    let any_isolation = findings.iter().any(|f| f.ok && (f.name == "bwrap" || f.name == "docker"));
+    let any_isolation = findings
+        .iter()
+        .any(|f| f.ok && (f.name == "bwrap" || f.name == "docker"));
     Ok(i32::from(!any_isolation))
 }
