@@ -409,3 +409,79 @@ async fn a_bad_request_fails_before_any_model_call() {
     assert!(err.contains("reserved"), "{err}");
     assert!(f.server.requests().is_empty());
 }
+
+#[tokio::test]
+async fn a_missing_package_is_diagnosed_as_environment_and_installed() {
+    // The import is dynamic, so the import analysis cannot see it: the run fails, the diagnosis
+    // names the distribution, the environment is rebuilt with it.
+    let dynamic = script(GOOD).replace(
+        "def main():\n",
+        "def main():\n    __import__(\"importlib\").import_module(\"six\")\n",
+    );
+    let f = fixture(vec![
+        plan(),
+        code(&dynamic),
+        test_file(&tests("25.5")),
+        Entry::step(
+            "diagnose",
+            Reply::Json(json!({"failures": [{
+                "test_id": "test_solution.py::test_total_is_revenue",
+                "kind": "environment",
+                "evidence": "ModuleNotFoundError: No module named 'six'",
+                "fix": "install six",
+                "packages": ["six"],
+            }]})),
+        ),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert!(
+        result.packages.contains(&"six".to_owned()),
+        "{:?}",
+        result.packages
+    );
+    assert!(
+        result
+            .environment
+            .resolved
+            .iter()
+            .any(|(name, _)| name == "six")
+    );
+    assert_eq!(
+        result.iterations[0].error_types["test_solution.py::test_total_is_revenue"],
+        "environment"
+    );
+}
+
+#[tokio::test]
+async fn a_package_that_does_not_exist_is_replaced_or_dropped() {
+    let importing = script(GOOD).replace(
+        "import csv\n",
+        "import csv\nimport autocoder_no_such_distribution_zz9\n",
+    );
+    let f = fixture(vec![
+        plan(),
+        code(&importing),
+        Entry::step(
+            "replace_package",
+            Reply::Json(json!({"replacement": null, "reason": "the import is not needed"})),
+        ),
+        code(&script(GOOD)),
+        test_file(&tests("25.5")),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(
+        f.steps(),
+        ["plan", "code", "replace_package", "code", "tests"]
+    );
+    let second_code = &f.server.requests()[3];
+    let body = second_code.body.to_string();
+    assert!(
+        body.contains("zz9") && body.contains("does not exist"),
+        "the note reached the model: {body}"
+    );
+    assert!(!result.packages.iter().any(|p| p.contains("zz9")));
+}
