@@ -196,8 +196,8 @@ impl ColumnAcc {
                     }
                 }
                 if formats & 1 == 1 {
+                    // Joined with the datetimes at the end if the column mixes both.
                     self.iso_dates += 1;
-                    self.add_time(days as f64 * 86_400.0, key);
                 }
             }
             Kind::Datetime { seconds, form } => {
@@ -392,11 +392,16 @@ impl ColumnAcc {
                         .and_then(IsoForm::format)
                         .unwrap_or_else(|| "ISO8601".to_owned()),
                 );
-                if let Some(m) = &self.times {
+                if let Some(m) = self.times_with_dates() {
                     let at = |x: f64| Scalar::Str(format_datetime(x));
                     p.min = Some(at(m.min));
                     p.max = Some(at(m.max));
-                    self.distribution(&mut p, m, options, &at);
+                    self.distribution(&mut p, &m, options, &at);
+                    if self.iso_dates > 0 {
+                        // Dates and datetimes were summarized apart: their order is unknown.
+                        p.monotonic = Monotonic::None;
+                        p.unique = false;
+                    }
                 }
             }
             DataType::String => {
@@ -412,6 +417,21 @@ impl ColumnAcc {
             }
         }
         p
+    }
+
+    /// The datetimes, with the ISO dates of a column that mixes both (as midnight).
+    fn times_with_dates(&self) -> Option<Moments> {
+        let dates = self.by_format[0].as_deref().filter(|_| self.iso_dates > 0);
+        match (self.times.as_deref(), dates) {
+            (Some(t), Some(d)) => {
+                let mut all = t.clone();
+                all.merge_unordered(d.scaled(86_400.0));
+                Some(all)
+            }
+            (Some(t), None) => Some(t.clone()),
+            (None, Some(d)) => Some(d.scaled(86_400.0)),
+            (None, None) => None,
+        }
     }
 
     /// Whether different texts always mean different values in a column of type `dtype`, so
