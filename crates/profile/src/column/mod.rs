@@ -21,6 +21,7 @@ pub(crate) const SAMPLES: usize = 2 + DATE_FORMATS.len();
 pub(crate) struct ColumnSettings {
     pub(crate) distinct_exact_bound: usize,
     pub(crate) quantile_sample: usize,
+    pub(crate) hll_bits: u32,
 }
 
 /// Everything known about one column so far.
@@ -93,9 +94,9 @@ impl ColumnAcc {
             text_min: None,
             text_max: None,
             counts: if many_values {
-                ValueCounts::sketched(settings.distinct_exact_bound)
+                ValueCounts::sketched(settings.distinct_exact_bound, settings.hll_bits)
             } else {
-                ValueCounts::new(settings.distinct_exact_bound)
+                ValueCounts::new(settings.distinct_exact_bound, settings.hll_bits)
             },
             patterns: PatternCounts::default(),
             gates,
@@ -115,6 +116,11 @@ impl ColumnAcc {
             }
         }
         t
+    }
+
+    /// The relative standard error of an estimated distinct count.
+    pub(crate) fn distinct_error(&self) -> f64 {
+        self.counts.relative_error()
     }
 
     /// Whether distinct values are still counted exactly.

@@ -4,7 +4,6 @@
 use autocoder_schema::{DataType, Scalar};
 
 use super::{ColumnAcc, TOP_SHAPES};
-use crate::sketch::hll::HLL_RELATIVE_ERROR;
 use crate::stats::{Moments, histogram, quantiles};
 use crate::temporal::{DATE_FORMATS, IsoForm, format_date, format_datetime};
 use crate::{
@@ -48,7 +47,7 @@ impl ColumnAcc {
             distinct_relative_error: if counts.exact {
                 0.0
             } else {
-                HLL_RELATIVE_ERROR
+                self.distinct_error()
             },
             unique: counts.exact
                 && counts.all_unique

@@ -98,6 +98,8 @@ impl Exact {
 #[derive(Debug, Clone)]
 pub(crate) struct ValueCounts {
     bound: usize,
+    /// Register bits of the `HyperLogLog` past the bound.
+    hll_bits: u32,
     /// Exact counts, while there are at most `bound` distinct values.
     exact: Option<Exact>,
     /// Past the bound: distinct values.
@@ -115,8 +117,9 @@ pub(crate) struct CountsSummary {
 }
 
 impl ValueCounts {
-    pub(crate) fn new(bound: usize) -> Self {
+    pub(crate) fn new(bound: usize, hll_bits: u32) -> Self {
         Self {
+            hll_bits,
             bound: bound.clamp(1, 1 << INDEX_BITS),
             exact: Some(Exact::default()),
             hll: None,
@@ -126,13 +129,19 @@ impl ValueCounts {
 
     /// Counts that start with the sketches, for a column already known to have more than
     /// `bound` distinct values.
-    pub(crate) fn sketched(bound: usize) -> Self {
+    pub(crate) fn sketched(bound: usize, hll_bits: u32) -> Self {
         Self {
+            hll_bits,
             bound: bound.clamp(1, 1 << INDEX_BITS),
             exact: None,
-            hll: Some(Box::default()),
+            hll: Some(Box::new(Hll::with_bits(hll_bits))),
             heavy: HashedMap::default(),
         }
+    }
+
+    /// The relative standard error of the distinct count past the bound.
+    pub(crate) fn relative_error(&self) -> f64 {
+        super::hll::relative_error(self.hll.as_ref().map_or(self.hll_bits, |h| h.bits()))
     }
 
     /// Whether the counts are still exact.
@@ -163,7 +172,7 @@ impl ValueCounts {
         let Some(exact) = self.exact.take() else {
             return;
         };
-        let mut hll = Box::<Hll>::default();
+        let mut hll = Box::new(Hll::with_bits(self.hll_bits));
         for (h, _) in exact.map.iter() {
             hll.add(h);
         }
@@ -321,7 +330,7 @@ mod tests {
 
     #[test]
     fn exact_below_the_bound_and_heavy_hitters_above() {
-        let mut c = ValueCounts::new(100);
+        let mut c = ValueCounts::new(100, 14);
         for (i, s) in ["a", "b", "a", "c", "a", "b"].iter().enumerate() {
             add(&mut c, s, i as u64);
         }
@@ -334,7 +343,7 @@ mod tests {
 
         let mut parts = Vec::new();
         for p in 0..4 {
-            let mut c = ValueCounts::new(100);
+            let mut c = ValueCounts::new(100, 14);
             for i in 0..5000 {
                 let v = if i % 3 == 0 {
                     "hot".to_string()
@@ -345,7 +354,7 @@ mod tests {
             }
             parts.push(c);
         }
-        let mut total = ValueCounts::new(100);
+        let mut total = ValueCounts::new(100, 14);
         for p in parts {
             total.merge(p);
         }
