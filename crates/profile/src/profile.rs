@@ -10,7 +10,7 @@
 //! {
 //!   "format_version": 1,
 //!   "source": "orders.csv",
-//!   "dialect": {"delimiter": 44, "quote": 34, "has_header": true, "bom": false},
+//!   "dialect": {"delimiter": ",", "quote": "\"", "has_header": true, "bom": false},
 //!   "nulls": {"keep_default_na": true},
 //!   "bytes": 1234, "rows": 10,
 //!   "duplicate_rows": 0, "duplicate_rows_exact": true,
