@@ -12,9 +12,12 @@ pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// How a CSV file is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dialect {
-    /// The field delimiter (`,`, `\t`, `;`, `|`, ...), as a byte.
+    /// The field delimiter (`,`, `\t`, `;`, `|`, ...), as a byte; JSON writes it as a
+    /// one-character string.
+    #[serde(with = "byte_as_char")]
     pub delimiter: u8,
     /// The quote character (`"`); quotes inside quoted fields are doubled.
+    #[serde(with = "byte_as_char")]
     pub quote: u8,
     /// Whether the first record is a header with the column names.
     pub has_header: bool,
@@ -76,6 +79,26 @@ impl Dialect {
             .quote(self.quote)
             .double_quote(true)
             .build()
+    }
+}
+
+/// Serializes an ASCII byte as a one-character string (`","`), and reads it back.
+mod byte_as_char {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    #[allow(clippy::trivially_copy_pass_by_ref)] // the signature serde's `with` expects
+    pub(super) fn serialize<S: Serializer>(byte: &u8, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_char(char::from(*byte))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u8, D::Error> {
+        let text = String::deserialize(d)?;
+        match text.as_bytes() {
+            [b] if b.is_ascii() => Ok(*b),
+            _ => Err(D::Error::custom(format!(
+                "expected one ASCII character, found {text:?}"
+            ))),
+        }
     }
 }
 
@@ -157,6 +180,26 @@ mod tests {
             assert!(d.has_header);
             assert!(!d.bom);
         }
+    }
+
+    #[test]
+    fn json_writes_characters() {
+        let d = Dialect {
+            delimiter: b'\t',
+            ..Dialect::default()
+        };
+        let json = serde_json::to_string(&d).unwrap();
+        assert_eq!(
+            json,
+            r#"{"delimiter":"\t","quote":"\"","has_header":true,"bom":false}"#
+        );
+        assert_eq!(serde_json::from_str::<Dialect>(&json).unwrap(), d);
+        assert!(
+            serde_json::from_str::<Dialect>(
+                r#"{"delimiter":"ab","quote":"\"","has_header":true,"bom":false}"#
+            )
+            .is_err()
+        );
     }
 
     #[test]

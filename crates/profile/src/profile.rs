@@ -10,7 +10,7 @@
 //! {
 //!   "format_version": 1,
 //!   "source": "orders.csv",
-//!   "dialect": {"delimiter": 44, "quote": 34, "has_header": true, "bom": false},
+//!   "dialect": {"delimiter": ",", "quote": "\"", "has_header": true, "bom": false},
 //!   "nulls": {"keep_default_na": true},
 //!   "bytes": 1234, "rows": 10,
 //!   "duplicate_rows": 0, "duplicate_rows_exact": true,
@@ -54,7 +54,8 @@ pub struct Profile {
     pub bytes: u64,
     /// Data rows (records after the header, blank lines and skipped rows not counted).
     pub rows: u64,
-    /// Rows equal to an earlier row in every field (pandas `duplicated().sum()`).
+    /// Rows equal to an earlier row in every field, compared as text (pandas
+    /// `duplicated().sum()`, except that `1.0` and `1` differ here).
     pub duplicate_rows: u64,
     /// Whether `duplicate_rows` is exact; past one million rows it is estimated from a
     /// `HyperLogLog` count of distinct rows (relative error about 0.8% of the row count).

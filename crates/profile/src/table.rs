@@ -10,11 +10,17 @@ use crate::records::{ChunkCounts, Record};
 use crate::sketch::bottomk::BottomK;
 use crate::sketch::counts::IdHasher;
 use crate::sketch::hash::{hash_bytes, key3, mix64};
-use crate::sketch::hll::Hll;
+use crate::sketch::hll::{DEFAULT_BITS, Hll, WIDE_BITS};
 use crate::{BadRows, FORMAT_VERSION, Profile, ProfileOptions, SampleRow};
 
 /// Rows whose duplicates are counted exactly; past that, estimated.
 const DUPLICATE_EXACT_ROWS: usize = 1 << 20;
+/// Exact distinct values kept per chunk over all columns: wide files get a lower per-column
+/// bound than [`ProfileOptions::distinct_exact_bound`], so that memory stays bounded.
+const EXACT_VALUES_PER_CHUNK: usize = 120_000;
+/// Quantile sample values kept per chunk over all columns, likewise.
+const SAMPLE_VALUES_PER_CHUNK: usize = 200_000;
+
 /// Bad lines listed in a profile.
 const BAD_LINES_LISTED: usize = 20;
 
@@ -55,8 +61,17 @@ impl TableAcc {
         gates: &[AtomicU64],
     ) -> Self {
         let settings = ColumnSettings {
-            distinct_exact_bound: options.distinct_exact_bound,
-            quantile_sample: options.quantile_sample,
+            distinct_exact_bound: options
+                .distinct_exact_bound
+                .min((EXACT_VALUES_PER_CHUNK / columns.max(1)).max(256)),
+            quantile_sample: options
+                .quantile_sample
+                .min((SAMPLE_VALUES_PER_CHUNK / columns.max(1)).max(256)),
+            hll_bits: if columns > 32 {
+                WIDE_BITS
+            } else {
+                DEFAULT_BITS
+            },
         };
         Self {
             columns: (0..columns)
@@ -102,7 +117,7 @@ impl TableAcc {
             };
             let hash = hash_bytes(field.as_bytes(), 0);
             row_hash = mix64(row_hash.rotate_left(17) ^ hash);
-            if record.value(i).is_none() {
+            if record.is_null_text(field) {
                 column.add_null();
             } else {
                 column.add(field, hash, key, measure);

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use super::flat::FlatMap;
 use super::hll::Hll;
 use crate::ValueCount;
 
@@ -50,7 +51,7 @@ const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
 /// that counting touches one small table.
 #[derive(Debug, Clone, Default)]
 struct Exact {
-    map: HashedMap<u64>,
+    map: FlatMap,
     /// Every distinct text end to end, and where each ends.
     arena: String,
     ends: Vec<usize>,
@@ -69,7 +70,7 @@ impl Exact {
     /// Adds `count` occurrences; false when the value is new and there are `bound` values.
     #[inline]
     fn add(&mut self, hash: u64, text: &str, count: u64, bound: usize) -> bool {
-        if let Some(v) = self.map.get_mut(&hash) {
+        if let Some(v) = self.map.get_mut(hash) {
             *v += count << INDEX_BITS;
             return true;
         }
@@ -77,14 +78,14 @@ impl Exact {
             return false;
         }
         self.map
-            .insert(hash, (count << INDEX_BITS) | self.ends.len() as u64);
+            .insert_new(hash, (count << INDEX_BITS) | self.ends.len() as u64);
         self.arena.push_str(text);
         self.ends.push(self.arena.len());
         true
     }
 
     fn entries(&self) -> impl Iterator<Item = (u64, u64, &str)> + '_ {
-        self.map.iter().map(|(&h, &v)| {
+        self.map.iter().map(|(h, v)| {
             // The index is below `ends.len()` by construction.
             #[allow(clippy::cast_possible_truncation)]
             let index = (v & INDEX_MASK) as usize;
@@ -97,6 +98,8 @@ impl Exact {
 #[derive(Debug, Clone)]
 pub(crate) struct ValueCounts {
     bound: usize,
+    /// Register bits of the `HyperLogLog` past the bound.
+    hll_bits: u32,
     /// Exact counts, while there are at most `bound` distinct values.
     exact: Option<Exact>,
     /// Past the bound: distinct values.
@@ -114,8 +117,9 @@ pub(crate) struct CountsSummary {
 }
 
 impl ValueCounts {
-    pub(crate) fn new(bound: usize) -> Self {
+    pub(crate) fn new(bound: usize, hll_bits: u32) -> Self {
         Self {
+            hll_bits,
             bound: bound.clamp(1, 1 << INDEX_BITS),
             exact: Some(Exact::default()),
             hll: None,
@@ -125,13 +129,19 @@ impl ValueCounts {
 
     /// Counts that start with the sketches, for a column already known to have more than
     /// `bound` distinct values.
-    pub(crate) fn sketched(bound: usize) -> Self {
+    pub(crate) fn sketched(bound: usize, hll_bits: u32) -> Self {
         Self {
+            hll_bits,
             bound: bound.clamp(1, 1 << INDEX_BITS),
             exact: None,
-            hll: Some(Box::default()),
+            hll: Some(Box::new(Hll::with_bits(hll_bits))),
             heavy: HashedMap::default(),
         }
+    }
+
+    /// The relative standard error of the distinct count past the bound.
+    pub(crate) fn relative_error(&self) -> f64 {
+        super::hll::relative_error(self.hll.as_ref().map_or(self.hll_bits, |h| h.bits()))
     }
 
     /// Whether the counts are still exact.
@@ -162,8 +172,8 @@ impl ValueCounts {
         let Some(exact) = self.exact.take() else {
             return;
         };
-        let mut hll = Box::<Hll>::default();
-        for &h in exact.map.keys() {
+        let mut hll = Box::new(Hll::with_bits(self.hll_bits));
+        for (h, _) in exact.map.iter() {
             hll.add(h);
         }
         self.hll = Some(hll);
@@ -187,7 +197,7 @@ impl ValueCounts {
 
     pub(crate) fn merge(&mut self, mut other: ValueCounts) {
         if let (Some(a), Some(b)) = (&mut self.exact, &other.exact) {
-            let new = b.map.keys().filter(|h| !a.map.contains_key(h)).count();
+            let new = b.map.iter().filter(|&(h, _)| !a.map.contains(h)).count();
             if a.len() + new <= self.bound {
                 for (h, count, text) in b.entries() {
                     a.add(h, text, count, usize::MAX);
@@ -320,7 +330,7 @@ mod tests {
 
     #[test]
     fn exact_below_the_bound_and_heavy_hitters_above() {
-        let mut c = ValueCounts::new(100);
+        let mut c = ValueCounts::new(100, 14);
         for (i, s) in ["a", "b", "a", "c", "a", "b"].iter().enumerate() {
             add(&mut c, s, i as u64);
         }
@@ -333,7 +343,7 @@ mod tests {
 
         let mut parts = Vec::new();
         for p in 0..4 {
-            let mut c = ValueCounts::new(100);
+            let mut c = ValueCounts::new(100, 14);
             for i in 0..5000 {
                 let v = if i % 3 == 0 {
                     "hot".to_string()
@@ -344,7 +354,7 @@ mod tests {
             }
             parts.push(c);
         }
-        let mut total = ValueCounts::new(100);
+        let mut total = ValueCounts::new(100, 14);
         for p in parts {
             total.merge(p);
         }

@@ -218,3 +218,31 @@ fn json_round_trips() {
     assert_eq!(serde_json::to_string(&back).unwrap(), json);
     assert!(json.starts_with("{\"format_version\":1,"));
 }
+
+#[test]
+fn several_files_and_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write_file(&dir, "a.csv", b"x\n1\n2\n");
+    let b = write_file(&dir, "b.csv", b"y,z\nq,1\n");
+    let missing = dir.path().join("missing.csv");
+    let seen = std::sync::Mutex::new(Vec::new());
+    let results = autocoder_profile::profile_paths(
+        &[a, b, missing],
+        &ProfileOptions::default(),
+        &|path, done, total| {
+            seen.lock()
+                .unwrap()
+                .push((path.file_name().unwrap().to_owned(), done, total));
+        },
+    );
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0].as_ref().unwrap().rows, 2);
+    assert_eq!(results[1].as_ref().unwrap().columns.len(), 2);
+    let err = results[2].as_ref().unwrap_err();
+    assert!(err.to_string().contains("missing.csv"), "{err}");
+    let seen = seen.into_inner().unwrap();
+    assert!(
+        seen.iter()
+            .any(|(name, done, total)| name == "a.csv" && done == total && *total == 6)
+    );
+}
