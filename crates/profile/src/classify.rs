@@ -98,10 +98,16 @@ fn number(text: &str) -> Kind {
         }
         return v.checked_neg().map_or(Kind::Text, Kind::Int);
     }
-    if !digits
-        .iter()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-'))
-    {
+    let spelled = matches!(digits[0], b'i' | b'I' | b'n' | b'N');
+    let plausible = if spelled {
+        // `inf`, `infinity`, `nan` in any case.
+        digits.len() <= 8 && digits.iter().all(u8::is_ascii_alphabetic)
+    } else {
+        digits
+            .iter()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
+    };
+    if !plausible {
         return Kind::Text;
     }
     // `f64::from_str` accepts what pandas does (`1e5`, `.5`, `5.`, `inf`, `Infinity`, any case)

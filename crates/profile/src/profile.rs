@@ -54,7 +54,8 @@ pub struct Profile {
     pub bytes: u64,
     /// Data rows (records after the header, blank lines and skipped rows not counted).
     pub rows: u64,
-    /// Rows equal to an earlier row in every field (pandas `duplicated().sum()`).
+    /// Rows equal to an earlier row in every field, compared as text (pandas
+    /// `duplicated().sum()`, except that `1.0` and `1` differ here).
     pub duplicate_rows: u64,
     /// Whether `duplicate_rows` is exact; past one million rows it is estimated from a
     /// `HyperLogLog` count of distinct rows (relative error about 0.8% of the row count).

@@ -56,6 +56,12 @@ impl<'a> Record<'a> {
         self.field(i).filter(|f| !self.nulls.is_null(f.as_bytes()))
     }
 
+    /// Whether `text` is a missing-value marker for this scan.
+    #[inline]
+    pub fn is_null_text(&self, text: &str) -> bool {
+        self.nulls.is_null(text.as_bytes())
+    }
+
     /// The fields as written.
     pub fn fields(&self) -> impl Iterator<Item = &'a str> + '_ {
         (0..self.len()).filter_map(|i| self.field(i))

@@ -169,6 +169,26 @@ impl Moments {
         self.sample.merge(next.sample);
     }
 
+    /// The same values multiplied by `factor` (days to seconds).
+    pub(crate) fn scaled(&self, factor: f64) -> Moments {
+        let mut m = self.clone();
+        m.mean *= factor;
+        m.m2 *= factor * factor;
+        m.sum *= factor;
+        m.compensation *= factor;
+        m.min *= factor;
+        m.max *= factor;
+        m.mono.first *= factor;
+        m.mono.last *= factor;
+        m.sample.for_each_mut(|x| *x *= factor);
+        m
+    }
+
+    /// Adds values that interleave with these in the file (sortedness is then meaningless).
+    pub(crate) fn merge_unordered(&mut self, other: Moments) {
+        self.merge(other);
+    }
+
     pub(crate) fn sum(&self) -> f64 {
         self.sum + self.compensation
     }

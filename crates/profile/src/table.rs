@@ -102,7 +102,7 @@ impl TableAcc {
             };
             let hash = hash_bytes(field.as_bytes(), 0);
             row_hash = mix64(row_hash.rotate_left(17) ^ hash);
-            if record.value(i).is_none() {
+            if record.is_null_text(field) {
                 column.add_null();
             } else {
                 column.add(field, hash, key, measure);

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use super::flat::FlatMap;
 use super::hll::Hll;
 use crate::ValueCount;
 
@@ -50,7 +51,7 @@ const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
 /// that counting touches one small table.
 #[derive(Debug, Clone, Default)]
 struct Exact {
-    map: HashedMap<u64>,
+    map: FlatMap,
     /// Every distinct text end to end, and where each ends.
     arena: String,
     ends: Vec<usize>,
@@ -69,7 +70,7 @@ impl Exact {
     /// Adds `count` occurrences; false when the value is new and there are `bound` values.
     #[inline]
     fn add(&mut self, hash: u64, text: &str, count: u64, bound: usize) -> bool {
-        if let Some(v) = self.map.get_mut(&hash) {
+        if let Some(v) = self.map.get_mut(hash) {
             *v += count << INDEX_BITS;
             return true;
         }
@@ -77,14 +78,14 @@ impl Exact {
             return false;
         }
         self.map
-            .insert(hash, (count << INDEX_BITS) | self.ends.len() as u64);
+            .insert_new(hash, (count << INDEX_BITS) | self.ends.len() as u64);
         self.arena.push_str(text);
         self.ends.push(self.arena.len());
         true
     }
 
     fn entries(&self) -> impl Iterator<Item = (u64, u64, &str)> + '_ {
-        self.map.iter().map(|(&h, &v)| {
+        self.map.iter().map(|(h, v)| {
             // The index is below `ends.len()` by construction.
             #[allow(clippy::cast_possible_truncation)]
             let index = (v & INDEX_MASK) as usize;
@@ -163,7 +164,7 @@ impl ValueCounts {
             return;
         };
         let mut hll = Box::<Hll>::default();
-        for &h in exact.map.keys() {
+        for (h, _) in exact.map.iter() {
             hll.add(h);
         }
         self.hll = Some(hll);
@@ -187,7 +188,7 @@ impl ValueCounts {
 
     pub(crate) fn merge(&mut self, mut other: ValueCounts) {
         if let (Some(a), Some(b)) = (&mut self.exact, &other.exact) {
-            let new = b.map.keys().filter(|h| !a.map.contains_key(h)).count();
+            let new = b.map.iter().filter(|&(h, _)| !a.map.contains(h)).count();
             if a.len() + new <= self.bound {
                 for (h, count, text) in b.entries() {
                     a.add(h, text, count, usize::MAX);

@@ -2,5 +2,6 @@
 
 pub(crate) mod bottomk;
 pub(crate) mod counts;
+pub(crate) mod flat;
 pub(crate) mod hash;
 pub(crate) mod hll;

@@ -213,6 +213,10 @@ fn pandas_reads_datetimes_in_every_form() {
         ]
     );
     assert!(profile.columns[3].utc);
+    let mixed = &profile.columns[2];
+    assert_eq!(mixed.min, Some(Scalar::Str("2024-01-01T00:00:00".into())));
+    assert_eq!(mixed.max, Some(Scalar::Str("2024-01-03T09:00:00".into())));
+    assert_eq!(mixed.count, 3);
     assert_eq!(
         profile.columns[3].min, profile.columns[3].max,
         "both values are 10:00 UTC"
