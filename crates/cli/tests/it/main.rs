@@ -8,6 +8,7 @@ mod errors;
 mod formats;
 mod pandera;
 mod robustness;
+mod snapshots;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
