@@ -30,13 +30,15 @@ pub struct ProfileOptions {
     pub seed: u64,
     /// Worker threads; `0` uses every available core.
     pub threads: usize,
-    /// Distinct values are counted exactly up to this many per column, then estimated.
+    /// Distinct values are counted exactly up to this many per column, then estimated. Files
+    /// with more than 25 columns get `250_000 / columns` (at least 256), to bound memory.
     pub distinct_exact_bound: usize,
     /// How many most frequent values to report per column.
     pub top_k: usize,
     /// Bins of numeric and date histograms.
     pub histogram_bins: usize,
-    /// Values kept per column for quantiles and histograms (exact below this count).
+    /// Values kept per column for quantiles and histograms (exact below this count). Files with
+    /// more than 15 columns get `250_000 / columns` (at least 256), to bound memory.
     pub quantile_sample: usize,
     /// Rows per chunk on which the named patterns and shapes are measured (the first rows of
     /// each chunk; `usize::MAX` measures every row).

@@ -15,6 +15,12 @@ use crate::{BadRows, FORMAT_VERSION, Profile, ProfileOptions, SampleRow};
 
 /// Rows whose duplicates are counted exactly; past that, estimated.
 const DUPLICATE_EXACT_ROWS: usize = 1 << 20;
+/// Exact distinct values kept per chunk over all columns: wide files get a lower per-column
+/// bound than [`ProfileOptions::distinct_exact_bound`], so that memory stays bounded.
+const EXACT_VALUES_PER_CHUNK: usize = 250_000;
+/// Quantile sample values kept per chunk over all columns, likewise.
+const SAMPLE_VALUES_PER_CHUNK: usize = 250_000;
+
 /// Bad lines listed in a profile.
 const BAD_LINES_LISTED: usize = 20;
 
@@ -55,8 +61,12 @@ impl TableAcc {
         gates: &[AtomicU64],
     ) -> Self {
         let settings = ColumnSettings {
-            distinct_exact_bound: options.distinct_exact_bound,
-            quantile_sample: options.quantile_sample,
+            distinct_exact_bound: options
+                .distinct_exact_bound
+                .min((EXACT_VALUES_PER_CHUNK / columns.max(1)).max(256)),
+            quantile_sample: options
+                .quantile_sample
+                .min((SAMPLE_VALUES_PER_CHUNK / columns.max(1)).max(256)),
         };
         Self {
             columns: (0..columns)
