@@ -5,7 +5,8 @@ Every tool runs as its own child process on a warm page cache; wall time comes f
 `time.perf_counter` around the child, peak RSS from GNU time (`/usr/bin/time -f %M`).
 Each tool runs `--repeat` times, round-robin; the table shows the fastest run and the largest
 peak RSS. The load average before and after is printed: other processes skew the times.
-Ratios are the tool's time over autocoder's (above 1 means autocoder is faster).
+Ratios are the tool's wall time (and CPU time, user + system, which other load skews less)
+over autocoder's: above 1 means autocoder is faster.
 
 Usage: compare.py CSV --autocoder PATH [--repeat 3] [--json OUT]
 """
@@ -48,23 +49,27 @@ print(n, "rows", file=sys.stderr)
 """
 
 
-def run(cmd: list[str]) -> tuple[float, int, int]:
-    """Runs `cmd` under GNU time; returns (seconds, peak RSS in bytes, exit code).
+def run(cmd: list[str]) -> tuple[float, int, int, float]:
+    """Runs `cmd` under GNU time; returns (seconds, peak RSS in bytes, exit code, CPU seconds).
 
     GNU time forks the tool itself, so the peak RSS is the tool's alone (a child forked from this
     Python process would start its high-water mark at this interpreter's size).
     """
     with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
         start = time.perf_counter()
-        proc = subprocess.run([GNU_TIME, "-f", "%M", "-o", report.name, *cmd],
+        proc = subprocess.run([GNU_TIME, "-f", "%M %U %S", "-o", report.name, *cmd],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
         seconds = time.perf_counter() - start
         lines = [line for line in report.read().splitlines() if line.strip()]
     if proc.returncode != 0:
         tail = proc.stderr.decode(errors="replace")[-600:]
         sys.stderr.write(f"  {cmd[0]} exited {proc.returncode}: {tail}\n")
-    peak_kib = int(lines[-1]) if lines and lines[-1].isdigit() else 0
-    return seconds, peak_kib * 1024, proc.returncode
+    fields = lines[-1].split() if lines else []
+    try:
+        peak_kib, cpu = int(fields[0]), float(fields[1]) + float(fields[2])
+    except (IndexError, ValueError):
+        peak_kib, cpu = 0, 0.0
+    return seconds, peak_kib * 1024, proc.returncode, cpu
 
 
 def warm(path: str) -> None:
@@ -99,26 +104,30 @@ def main() -> int:
           f"runs per tool: {args.repeat}, load average {os.getloadavg()[0]:.2f}", flush=True)
     warm(args.csv)
     # Round-robin over the tools, so load from other processes hits every tool alike.
-    runs: dict[str, list[tuple[float, int, int]]] = {name: [] for name, _ in tools}
+    runs: dict[str, list[tuple[float, int, int, float]]] = {name: [] for name, _ in tools}
     for round_ in range(args.repeat):
         for name, cmd in tools:
-            seconds, peak, code = run(cmd)
-            runs[name].append((seconds, peak, code))
-            print(f"  run {round_ + 1}: {name}: {seconds:.2f} s, peak RSS {peak / 2**20:.0f} MiB",
-                  flush=True)
+            seconds, peak, code, cpu = run(cmd)
+            runs[name].append((seconds, peak, code, cpu))
+            print(f"  run {round_ + 1}: {name}: {seconds:.2f} s ({cpu:.2f} s CPU), "
+                  f"peak RSS {peak / 2**20:.0f} MiB", flush=True)
     results = []
     for name, _ in tools:
-        times = [t for t, _, _ in runs[name]]
+        times = [t for t, _, _, _ in runs[name]]
         results.append({"tool": name, "best_s": min(times), "times_s": times,
-                        "peak_rss_mib": max(p for _, p, _ in runs[name]) / 2**20,
-                        "ok": all(c == 0 for _, _, c in runs[name])})
+                        "cpu_s": min(c for _, _, _, c in runs[name]),
+                        "peak_rss_mib": max(p for _, p, _, _ in runs[name]) / 2**20,
+                        "ok": all(c == 0 for _, _, c, _ in runs[name])})
     base = results[0]["best_s"]
     print()
-    print(f"{'tool':34} {'best s':>8} {'MiB/s':>8} {'peak RSS MiB':>13} {'time / autocoder':>17}")
+    base_cpu = results[0]["cpu_s"] or 1.0
+    print(f"{'tool':34} {'best s':>8} {'MiB/s':>8} {'CPU s':>8} {'peak RSS MiB':>13} "
+          f"{'time / autocoder':>17} {'CPU / autocoder':>16}")
     for r in results:
         note = "" if r["ok"] else "  (failed)"
         print(f"{r['tool']:34} {r['best_s']:8.2f} {size / 2**20 / r['best_s']:8.0f} "
-              f"{r['peak_rss_mib']:13.0f} {r['best_s'] / base:17.2f}{note}")
+              f"{r['cpu_s']:8.2f} {r['peak_rss_mib']:13.0f} {r['best_s'] / base:17.2f} "
+              f"{r['cpu_s'] / base_cpu:16.2f}{note}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         with open(args.json, "w") as f:

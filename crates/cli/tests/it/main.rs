@@ -10,6 +10,7 @@ mod formats;
 mod generate;
 mod pandera;
 mod robustness;
+mod snapshots;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -198,3 +198,23 @@ fn a_byte_order_mark_inside_the_data_is_text() {
     let sequential = profile_reader(data, "bom_inside", &whole, &|_, _| {}).unwrap();
     same_facts(&sequential, &chunked).unwrap();
 }
+
+/// A field larger than the record limit (typically an unclosed quote) is an error naming the
+/// line where the record starts, not a buffer that grows with the file.
+#[test]
+fn a_huge_field_is_an_error_naming_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.csv");
+    let mut data = b"id,text\n1,short\n2,\"".to_vec();
+    data.extend(std::iter::repeat_n(b'x', 8_192));
+    data.extend_from_slice(b"\n3,after\n");
+    std::fs::write(&path, &data).unwrap();
+    let options = ProfileOptions {
+        max_record_bytes: 1_024,
+        ..ProfileOptions::default()
+    };
+    let err = profile_path(&path, &options, &|_, _| {}).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("line 3"), "{message}");
+    assert!(message.contains("huge.csv"), "{message}");
+}
