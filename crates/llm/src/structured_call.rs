@@ -29,9 +29,11 @@ pub struct Structured<T> {
 }
 
 impl LlmClient {
-    /// Asks for a value of `T`. The JSON Schema comes from the type; see
-    /// [`crate::StructuredMode`] for how it is sent. An answer that does not parse gets one
-    /// repair round trip quoting the error, then [`LlmError::InvalidStructuredOutput`].
+    /// Asks for a value of `T`. The JSON Schema comes from the type (made strict by
+    /// [`crate::strict_schema_for`]; its name is the type's name); see [`crate::StructuredMode`]
+    /// for how it is sent. Code fences and prose around the JSON are stripped. An answer that
+    /// does not parse or fit the type gets one repair round trip quoting the error (step
+    /// `<step>/repair`, same schema), then [`LlmError::InvalidStructuredOutput`].
     pub async fn structured<T>(
         &self,
         step: &str,
@@ -60,8 +62,9 @@ impl LlmClient {
     }
 
     /// [`LlmClient::structured`] plus a semantic check: when `validate` rejects the value, the
-    /// model gets one more call quoting the reason; a second rejection is
-    /// [`LlmError::Rejected`].
+    /// model gets one more call quoting the reason (step `<step>/retry`); a second rejection is
+    /// [`LlmError::Rejected`]. The parse repair and the rejection retry are counted apart, so a
+    /// call makes at most three requests.
     pub async fn structured_validated<T>(
         &self,
         step: &str,
