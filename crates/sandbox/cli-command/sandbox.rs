@@ -70,13 +70,16 @@ pub(crate) async fn run(args: SandboxArgs) -> anyhow::Result<i32> {
 async fn run_script(args: RunArgs) -> anyhow::Result<i32> {
     let script = std::fs::canonicalize(&args.script)
         .with_context(|| format!("cannot read the script {}", args.script.display()))?;
-    let python = args.python.clone().map_or(PythonSpec::Default, PythonSpec::Path);
+    let python = args
+        .python
+        .clone()
+        .map_or(PythonSpec::Default, PythonSpec::Path);
+    let siblings = sibling_modules(&script);
     let mut packages = args.packages.clone();
     if packages.is_empty() {
         let code = std::fs::read_to_string(&script)
             .with_context(|| format!("cannot read the script {}", script.display()))?;
-        let local: Vec<String> = sibling_modules(&script);
-        let local: Vec<&str> = local.iter().map(String::as_str).collect();
+        let local: Vec<&str> = siblings.iter().map(|(m, _)| m.as_str()).collect();
         let analysis = imports_to_packages(&python.command(), &code, &local).await?;
         if let Some(err) = analysis.syntax_error {
             anyhow::bail!("{} does not parse: {err}", script.display());
@@ -90,6 +93,11 @@ async fn run_script(args: RunArgs) -> anyhow::Result<i32> {
     let run_dir = tempfile::tempdir().context("cannot create a temporary run directory")?;
     let mut run = RunSpec::new(env, &script, run_dir.path())?;
     run.extra_args = args.args;
+    run.support_files = siblings
+        .into_iter()
+        .map(|(_, p)| p)
+        .filter(|p| *p != script)
+        .collect();
     run.network = args.network;
     run.limits = Limits {
         wall_timeout: Duration::from_secs(args.timeout),
@@ -104,21 +112,33 @@ async fn run_script(args: RunArgs) -> anyhow::Result<i32> {
         return Ok(124);
     }
     if outcome.memory_exceeded {
-        tracing::error!("the script ran out of memory ({} MiB, --memory-mb)", args.memory_mb);
+        tracing::error!(
+            "the script ran out of memory ({} MiB, --memory-mb)",
+            args.memory_mb
+        );
     }
-    Ok(outcome.exit_code.unwrap_or_else(|| 128 + outcome.signal.unwrap_or(9)))
+    Ok(outcome
+        .exit_code
+        .unwrap_or_else(|| 128 + outcome.signal.unwrap_or(9)))
 }
 
-/// Module names of the `.py` files beside the script (imports of those are not packages).
-fn sibling_modules(script: &std::path::Path) -> Vec<String> {
-    let Some(dir) = script.parent() else { return Vec::new() };
+/// The `.py` files beside the script, with their module names: imports of those are not
+/// packages, and they are shared with the sandbox (read-only) so the script can import them.
+fn sibling_modules(script: &std::path::Path) -> Vec<(String, PathBuf)> {
+    let Some(dir) = script.parent() else {
+        return Vec::new();
+    };
     std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|e| {
             let p = e.path();
-            (p.extension()? == "py").then(|| p.file_stem()?.to_str().map(str::to_owned))?
+            if p.extension()? != "py" || !p.is_file() {
+                return None;
+            }
+            let module = p.file_stem()?.to_str()?.to_owned();
+            Some((module, p))
         })
         .collect()
 }
@@ -131,9 +151,17 @@ async fn run_doctor(json: bool) -> anyhow::Result<i32> {
         writeln!(out)?;
     } else {
         for f in &findings {
-            writeln!(out, "{:<7} {:<4} {}", f.name, if f.ok { "ok" } else { "NO" }, f.detail)?;
+            writeln!(
+                out,
+                "{:<7} {:<4} {}",
+                f.name,
+                if f.ok { "ok" } else { "NO" },
+                f.detail
+            )?;
         }
     }
-    let any_isolation = findings.iter().any(|f| f.ok && (f.name == "bwrap" || f.name == "docker"));
+    let any_isolation = findings
+        .iter()
+        .any(|f| f.ok && (f.name == "bwrap" || f.name == "docker"));
     Ok(i32::from(!any_isolation))
 }
