@@ -1,10 +1,12 @@
 //! `autocoder sandbox run|doctor`: try a script in the same sandbox the loop uses, and see which
 //! sandbox backends work on this machine.
 
-use std::io::Write;
+use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::output;
 use anyhow::Context;
 use autocoder_sandbox::{
     Backend, EnvCache, EnvSpec, Limits, PythonSpec, RunSpec, Sandbox, doctor, imports_to_packages,
@@ -59,12 +61,22 @@ pub(crate) struct RunArgs {
     pub(crate) args: Vec<String>,
 }
 
-/// Runs the subcommand; returns the process exit code.
-pub(crate) async fn run(args: SandboxArgs) -> anyhow::Result<i32> {
-    match args.command {
-        SandboxCommand::Run(run) => run_script(run).await,
-        SandboxCommand::Doctor { json } => run_doctor(json).await,
-    }
+/// Runs the subcommand on its own async runtime (the sandbox waits on processes); returns the
+/// process exit code: the script's own for `run`, 1 from `doctor` when no isolating backend works.
+pub(crate) fn run(args: SandboxArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let code = runtime.block_on(async {
+        match args.command {
+            SandboxCommand::Run(run) => run_script(run).await,
+            SandboxCommand::Doctor { json } => run_doctor(json).await,
+        }
+    })?;
+    Ok(ExitCode::from(
+        u8::try_from(code.clamp(0, 255)).unwrap_or(1),
+    ))
 }
 
 async fn run_script(args: RunArgs) -> anyhow::Result<i32> {
@@ -105,8 +117,8 @@ async fn run_script(args: RunArgs) -> anyhow::Result<i32> {
         ..Limits::default()
     };
     let outcome = Sandbox::new(backend).run(&run).await?;
-    std::io::stdout().write_all(outcome.stdout.as_bytes())?;
-    std::io::stderr().write_all(outcome.stderr.as_bytes())?;
+    output::write_stdout(&outcome.stdout)?;
+    output::write_stderr(&outcome.stderr)?;
     if outcome.timed_out {
         tracing::error!("the script was killed after {} s (--timeout)", args.timeout);
         return Ok(124);
@@ -145,21 +157,17 @@ fn sibling_modules(script: &std::path::Path) -> Vec<(String, PathBuf)> {
 
 async fn run_doctor(json: bool) -> anyhow::Result<i32> {
     let findings = doctor().await;
-    let mut out = std::io::stdout().lock();
-    if json {
-        serde_json::to_writer_pretty(&mut out, &findings)?;
-        writeln!(out)?;
+    let text = if json {
+        serde_json::to_string_pretty(&findings)? + "\n"
     } else {
+        let mut text = String::new();
         for f in &findings {
-            writeln!(
-                out,
-                "{:<7} {:<4} {}",
-                f.name,
-                if f.ok { "ok" } else { "NO" },
-                f.detail
-            )?;
+            let status = if f.ok { "ok" } else { "NO" };
+            writeln!(text, "{:<7} {status:<4} {}", f.name, f.detail)?;
         }
-    }
+        text
+    };
+    output::write_stdout(&text)?;
     let any_isolation = findings
         .iter()
         .any(|f| f.ok && (f.name == "bwrap" || f.name == "docker"));

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Times `autocoder profile --format json` against DuckDB SUMMARIZE and polars on a ~1 GB mixed CSV.
+#
+#   benches/compare/compare.sh [--size-mb N] [--repeat N] [--data DIR]
+#
+# Builds autocoder in release mode, creates a venv with the pinned duckdb and polars
+# (benches/compare/requirements.txt) under target/bench-python, writes the CSV once with
+# gen_csv.py into DIR (default target/bench-data, never committed), then runs compare.py.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+source "$HERE/../../scripts/bootstrap.sh"
+
+size_mb=1024
+repeat=3
+data_dir="$ROOT/target/bench-data"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --size-mb) size_mb="$2"; shift 2 ;;
+    --repeat) repeat="$2"; shift 2 ;;
+    --data) data_dir="$2"; shift 2 ;;
+    *) say "unknown argument: $1"; exit 2 ;;
+  esac
+done
+
+ensure_system_packages
+ensure_rust
+cd "$ROOT"
+if [ ! -x /usr/bin/time ]; then   # GNU time measures each tool's peak RSS
+  say "installing GNU time"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends time >/dev/null
+fi
+
+venv="$ROOT/target/bench-python"
+req="$HERE/requirements.txt"
+if [ ! -x "$venv/bin/python" ]; then
+  say "creating the benchmark Python at $venv"
+  python3 -m venv "$venv"
+fi
+if ! cmp -s "$req" "$venv/.requirements"; then
+  say "installing duckdb and polars ($req)"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req"
+  cp "$req" "$venv/.requirements"
+fi
+
+say "building autocoder (release)"
+cargo build --release --quiet -p autocoder
+bin="${CARGO_TARGET_DIR:-$ROOT/target}/release/autocoder"
+
+mkdir -p "$data_dir"
+csv="$data_dir/mixed-${size_mb}m.csv"
+if [ ! -s "$csv" ]; then
+  say "writing $csv"
+  python3 "$HERE/gen_csv.py" "$csv" --size-mb "$size_mb"
+fi
+
+"$venv/bin/python" "$HERE/compare.py" "$csv" --autocoder "$bin" --repeat "$repeat" \
+  --json "$data_dir/compare-${size_mb}m.json"

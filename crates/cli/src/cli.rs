@@ -1,0 +1,53 @@
+//! Command-line definitions. Each subcommand's arguments live beside its implementation in
+//! `commands/`; this module only assembles them.
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::commands::{profile::ProfileArgs, sandbox::SandboxArgs, schema::SchemaArgs};
+
+/// Turn a plain-language task plus sample data into a tested Python script.
+#[derive(Debug, Parser)]
+#[command(
+    name = "autocoder",
+    version,
+    about,
+    propagate_version = true,
+    after_help = EXIT_CODES
+)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) global: GlobalArgs,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The exit codes, shown at the end of `--help`.
+pub(crate) const EXIT_CODES: &str = "\
+Exit codes:
+  0  success (also when stdout is closed early, as by `| head`)
+  2  error: bad arguments, or an input that cannot be read or parsed (the message on stderr
+     names the file, line and column)";
+
+/// Options every subcommand takes.
+#[derive(Debug, Args)]
+pub(crate) struct GlobalArgs {
+    /// More log output on stderr (-v info, -vv debug, -vvv trace); `RUST_LOG` also works.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+    /// No progress bars or status lines on stderr; errors are still printed.
+    #[arg(short, long, global = true)]
+    pub(crate) quiet: bool,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Profile CSV files: types, nulls, statistics, patterns and sample rows per column.
+    #[command(after_help = EXIT_CODES)]
+    Profile(ProfileArgs),
+    /// Print the Pandera schema (a runnable Python module) that the data follows.
+    #[command(after_help = EXIT_CODES)]
+    Schema(SchemaArgs),
+    /// Run a script in the sandbox the loop uses, or check which sandboxes work here.
+    Sandbox(SandboxArgs),
+}

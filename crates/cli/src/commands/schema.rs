@@ -1,0 +1,66 @@
+//! `autocoder schema FILE...`: the Pandera schema the data follows, as a runnable Python module.
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use autocoder_profile::SchemaOptions;
+use autocoder_schema::render_pandera;
+use clap::Args;
+
+use crate::cli::GlobalArgs;
+use crate::commands::input::InputArgs;
+use crate::commands::profile::join_modules;
+use crate::output;
+
+/// Arguments of `autocoder schema`.
+#[derive(Debug, Args)]
+pub(crate) struct SchemaArgs {
+    /// Add `in_range(min, max)` checks from the observed minimum and maximum of numeric and date
+    /// columns (off by default: the sample's range is rarely the rule).
+    #[arg(long)]
+    pub(crate) ranges: bool,
+    /// Add `isin([...])` checks on text columns with few distinct values.
+    #[arg(long)]
+    pub(crate) categories: bool,
+    /// The most distinct values a column may have to get an `isin` check.
+    #[arg(long, value_name = "N", default_value_t = 20, requires = "categories")]
+    pub(crate) max_categories: usize,
+    /// The table's name in the module (`<NAME>_SCHEMA`, `read_<name>`); defaults to the file name.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) name: Option<String>,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+}
+
+/// Runs `autocoder schema`.
+pub(crate) fn run(args: &SchemaArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let options = SchemaOptions {
+        ranges: args.ranges,
+        categories: args.categories,
+        max_categories: args.max_categories,
+    };
+    if args.name.is_some() && args.input.files.len() > 1 {
+        bail!("--name names one table: give one file, or leave --name out to use the file names");
+    }
+    let mut profile_options = args.input.options();
+    if args.categories {
+        // `isin` lists every value, so at least that many frequent values must be kept.
+        profile_options.top_k = profile_options.top_k.max(args.max_categories);
+    }
+    let profiles = args
+        .input
+        .profile_all_with(&profile_options, global.quiet)?;
+    let modules: Vec<(String, String)> = profiles
+        .iter()
+        .zip(&args.input.files)
+        .map(|(profile, file)| {
+            let mut schema = profile.schema(&options);
+            if let Some(name) = &args.name {
+                schema.name.clone_from(name);
+            }
+            (file.display().to_string(), render_pandera(&schema))
+        })
+        .collect();
+    output::write_stdout(&join_modules(&modules))?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,224 @@
+//! Every output format, input from stdin and `.gz`, several files, and the reading options.
+
+use std::process::{Command, Stdio};
+
+use autocoder_profile::Profile;
+use autocoder_schema::DataType;
+
+use crate::{autocoder, autocoder_with_stdin, stdout_of, testdata};
+
+fn penguins() -> String {
+    testdata("real/penguins.csv").display().to_string()
+}
+
+fn json_profile(args: &[&str]) -> Profile {
+    let mut all = vec!["profile", "--format", "json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&stdout_of(&all)).expect("--format json is a Profile")
+}
+
+#[test]
+fn text_is_the_default_and_names_every_column() {
+    let out = autocoder(&["profile", &penguins()]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("344 rows, 8 columns"), "{text}");
+    for column in [
+        "species",
+        "island",
+        "bill_length_mm",
+        "bill_depth_mm",
+        "flipper_length_mm",
+        "body_mass_g",
+        "sex",
+        "year",
+    ] {
+        assert!(text.contains(column), "{column} missing from:\n{text}");
+    }
+    // Exact values: pandas gives mean 43.9219298245614 for bill_length_mm.
+    assert!(text.contains("43.92192982456"), "{text}");
+    // stderr is not a terminal here: no progress bar, nothing at all.
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn json_is_the_documented_profile() {
+    let profile = json_profile(&[&penguins()]);
+    assert_eq!(profile.format_version, autocoder_profile::FORMAT_VERSION);
+    assert_eq!(profile.rows, 344);
+    let names: Vec<&str> = profile.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names[0], "species");
+    let bill = &profile.columns[2];
+    assert_eq!(bill.dtype, DataType::Float);
+    assert_eq!(bill.nulls, 2);
+    let year = &profile.columns[7];
+    assert_eq!(year.dtype, DataType::Integer);
+    let flipper = &profile.columns[4];
+    // `NA` in an integer column: still integer (pandas Int64), nullable.
+    assert_eq!(flipper.dtype, DataType::Integer);
+    assert!(flipper.nullable);
+    assert_eq!(profile.samples.len(), 100);
+}
+
+#[test]
+fn sample_rows_and_seed_are_honoured() {
+    let a = json_profile(&["--sample-rows", "7", "--seed", "3", &penguins()]);
+    let b = json_profile(&[
+        "--sample-rows",
+        "7",
+        "--seed",
+        "3",
+        "--threads",
+        "1",
+        &penguins(),
+    ]);
+    assert_eq!(a.samples.len(), 7);
+    assert_eq!(a.samples, b.samples, "same seed, same samples");
+}
+
+#[test]
+fn context_of_twenty_columns_fits_in_about_1500_tokens() {
+    let file = testdata("tricky/wide_20_columns.csv");
+    let context = stdout_of(&[
+        "profile",
+        "--format",
+        "context",
+        &file.display().to_string(),
+    ]);
+    assert!(
+        context.len() <= 6_000,
+        "{} bytes (> 6,000, about 1,500 tokens):\n{context}",
+        context.len()
+    );
+    for column in [
+        "order_id",
+        "customer_email",
+        "warehouse_uuid",
+        "notes",
+        "is_gift",
+    ] {
+        assert!(context.contains(column), "{column} missing:\n{context}");
+    }
+    assert!(context.contains("300 rows, 20 columns"), "{context}");
+}
+
+#[test]
+fn stdin_reads_the_same_data_as_the_file() {
+    let bytes = std::fs::read(testdata("real/penguins.csv")).unwrap();
+    let out = autocoder_with_stdin(&["profile", "--format", "json", "-"], Some(&bytes));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let from_stdin: Profile = serde_json::from_slice(&out.stdout).unwrap();
+    let from_file = json_profile(&[&penguins()]);
+    assert_eq!(from_stdin.source, "-");
+    assert_eq!(from_stdin.rows, from_file.rows);
+    assert_eq!(from_stdin.columns, from_file.columns);
+}
+
+#[test]
+fn gzip_input_is_decompressed() {
+    let gz = json_profile(&[&testdata("tricky/na_markers.csv.gz").display().to_string()]);
+    let plain = json_profile(&[&testdata("tricky/na_markers.csv").display().to_string()]);
+    assert_eq!(gz.rows, 10);
+    assert_eq!(gz.columns, plain.columns);
+    let nulls: Vec<u64> = gz.columns.iter().map(|c| c.nulls).collect();
+    assert_eq!(nulls, [0, 7, 3, 4], "the NA markers count as missing");
+    assert_eq!(gz.columns[2].dtype, DataType::Integer);
+}
+
+#[test]
+fn several_files_give_a_json_array_and_several_sections() {
+    let a = penguins();
+    let b = testdata("tricky/bom.csv").display().to_string();
+    let json = stdout_of(&["profile", "--format", "json", &a, &b]);
+    let profiles: Vec<Profile> = serde_json::from_str(&json).unwrap();
+    assert_eq!(profiles.len(), 2);
+    assert_eq!(
+        profiles[1].columns[0].name, "name",
+        "the BOM is not part of the name"
+    );
+    let text = stdout_of(&["profile", &a, &b]);
+    assert!(
+        text.contains("344 rows") && text.contains("3 rows"),
+        "{text}"
+    );
+}
+
+#[test]
+fn delimiter_and_header_options() {
+    let semi = json_profile(&[
+        "--delimiter",
+        ";",
+        &testdata("tricky/semicolon.csv").display().to_string(),
+    ]);
+    assert_eq!(semi.columns.len(), 4);
+    assert_eq!(semi.dialect.delimiter, b';');
+    let tabs = json_profile(&[&testdata("tricky/tabs.tsv").display().to_string()]);
+    assert_eq!(tabs.dialect.delimiter, b'\t', "tab is sniffed");
+    let pipes = json_profile(&[&testdata("tricky/pipes.csv").display().to_string()]);
+    assert_eq!(pipes.dialect.delimiter, b'|', "pipe is sniffed");
+    let headless = json_profile(&[
+        "--no-header",
+        &testdata("tricky/no_header.csv").display().to_string(),
+    ]);
+    assert_eq!(headless.rows, 3);
+    assert!(!headless.dialect.has_header);
+}
+
+#[test]
+fn na_values_are_configurable() {
+    let file = testdata("tricky/na_markers.csv").display().to_string();
+    let strict = json_profile(&["--no-default-na", &file]);
+    // Without pandas' defaults, `NA` is text: `score` becomes a string column.
+    assert_eq!(strict.columns[1].dtype, DataType::String);
+    let extra = json_profile(&["--na-value", "alpha", &file]);
+    assert_eq!(extra.columns[3].nulls, 5, "`alpha` is now missing too");
+}
+
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_autocoder"))
+        .args(["profile", "--format", "json", &penguins(), &penguins()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away before anything is written
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn help_documents_the_exit_codes() {
+    let help = stdout_of(&["profile", "--help"]);
+    assert!(help.contains("Exit codes:"), "{help}");
+    for flag in [
+        "--format",
+        "--delimiter",
+        "--no-header",
+        "--na-value",
+        "--no-default-na",
+        "--sample-rows",
+        "--seed",
+        "--threads",
+        "--quiet",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from:\n{help}");
+    }
+}

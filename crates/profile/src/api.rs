@@ -1,0 +1,191 @@
+//! The entry points: profile a path, a reader, or several paths.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+
+use crate::chunks::Boundary;
+use crate::column::SAMPLES;
+use crate::pipeline::{ChunkFailure, run};
+use crate::records::{ParseSettings, parse_chunk};
+use crate::source::{OpenSettings, Opened, open, open_path};
+use crate::table::TableAcc;
+use crate::{Profile, ProfileError, ProfileOptions};
+
+/// Profiles the CSV file at `path` (`-` reads standard input; gzip input is recognised by its
+/// first bytes) in one streaming pass on [`ProfileOptions::threads`] threads, with memory
+/// bounded by the options (not by the file's size). `progress(bytes_done, total_bytes)` is
+/// called from the calling thread after each chunk; `total_bytes` is 0 when unknown (standard
+/// input, compressed files).
+///
+/// The result does not depend on the number of threads.
+pub fn profile_path(
+    path: &Path,
+    options: &ProfileOptions,
+    progress: &dyn Fn(u64, u64),
+) -> Result<Profile, ProfileError> {
+    check_options(options)?;
+    let stdin = path.as_os_str() == "-";
+    let boundary = if stdin {
+        Boundary::Parse
+    } else {
+        Boundary::QuoteParity
+    };
+    let attempt = |boundary| -> Result<Profile, ChunkFailure> {
+        let (reader, total, _) = open_path(path)?;
+        let opened = open(reader, total, &settings(path_name(path), options, boundary))?;
+        profile_opened(opened, path_name(path), options, progress)
+    };
+    match attempt(boundary) {
+        Err(ChunkFailure::Boundary) => {
+            tracing::debug!(
+                path = %path.display(),
+                "a quote inside an unquoted field misled the chunking; profiling again with parsed boundaries"
+            );
+            attempt(Boundary::Parse).map_err(|f| failure(f, path_name(path)))
+        }
+        other => other.map_err(|f| failure(f, path_name(path))),
+    }
+}
+
+/// Profiles CSV text read from `reader` (gzip is recognised by its first bytes);
+/// `source_name` names it in the profile and in errors. Reading is sequential; parsing and
+/// statistics still run on several threads.
+pub fn profile_reader<R: Read + Send>(
+    reader: R,
+    source_name: &str,
+    options: &ProfileOptions,
+    progress: &dyn Fn(u64, u64),
+) -> Result<Profile, ProfileError> {
+    check_options(options)?;
+    let boxed: Box<dyn Read + Send + '_> = Box::new(reader);
+    let reader = crate::source::gunzip_if_needed(boxed, source_name)?;
+    let opened = open(
+        reader,
+        0,
+        &settings(source_name.to_owned(), options, Boundary::Parse),
+    )?;
+    profile_opened(opened, source_name.to_owned(), options, progress)
+        .map_err(|f| failure(f, source_name.to_owned()))
+}
+
+/// Profiles several files one after the other, each with all threads; one result per path,
+/// in order. `progress(path, bytes_done, total_bytes)` as in [`profile_path`].
+pub fn profile_paths(
+    paths: &[PathBuf],
+    options: &ProfileOptions,
+    progress: &dyn Fn(&Path, u64, u64),
+) -> Vec<Result<Profile, ProfileError>> {
+    paths
+        .iter()
+        .map(|p| profile_path(p, options, &|done, total| progress(p, done, total)))
+        .collect()
+}
+
+pub(crate) fn path_name(path: &Path) -> String {
+    path.display().to_string()
+}
+
+pub(crate) fn check_options(options: &ProfileOptions) -> Result<(), ProfileError> {
+    let bad = |reason: &str| {
+        Err(ProfileError::InvalidOptions {
+            reason: reason.to_owned(),
+        })
+    };
+    if options.chunk_bytes == 0 {
+        return bad("chunk_bytes must be at least 1");
+    }
+    if options.max_record_bytes < 1024 {
+        return bad("max_record_bytes must be at least 1024");
+    }
+    if options.distinct_exact_bound == 0 {
+        return bad("distinct_exact_bound must be at least 1");
+    }
+    if let Some(d) = options.dialect
+        && (d.delimiter == d.quote || matches!(d.delimiter, b'\n' | b'\r'))
+    {
+        return bad("the delimiter must differ from the quote and from line ends");
+    }
+    Ok(())
+}
+
+fn settings(source_name: String, options: &ProfileOptions, boundary: Boundary) -> OpenSettings {
+    OpenSettings {
+        source_name,
+        dialect: options.dialect,
+        has_header: options.has_header,
+        chunk_bytes: options.chunk_bytes,
+        max_record_bytes: options.max_record_bytes,
+        boundary,
+    }
+}
+
+pub(crate) fn failure(f: ChunkFailure, source_name: String) -> ProfileError {
+    match f {
+        ChunkFailure::Error(e) => e,
+        ChunkFailure::Boundary => ProfileError::Worker { source_name },
+    }
+}
+
+fn profile_opened(
+    opened: Opened<'_>,
+    source: String,
+    options: &ProfileOptions,
+    progress: &dyn Fn(u64, u64),
+) -> Result<Profile, ChunkFailure> {
+    let Opened {
+        chunker,
+        dialect,
+        header,
+        header_bytes,
+        total_bytes,
+    } = opened;
+    let columns = header.len();
+    let parse = ParseSettings {
+        dialect,
+        nulls: &options.nulls,
+        header: &header,
+        long_rows: options.long_rows,
+        max_record_bytes: options.max_record_bytes,
+        source_name: &source,
+    };
+    let many_values: Vec<AtomicBool> = (0..columns).map(|_| AtomicBool::new(false)).collect();
+    let gates: Vec<AtomicU64> = (0..columns * SAMPLES)
+        .map(|_| AtomicU64::new(u64::MAX))
+        .collect();
+    let mut total = TableAcc::new(columns, 0, options, &[], &[]);
+    let mut bytes_done = header_bytes;
+    run(
+        chunker,
+        options.effective_threads(),
+        |chunk| {
+            let mut acc = TableAcc::new(columns, chunk.index, options, &many_values, &gates);
+            let mut bad_lines = Vec::new();
+            let counts = parse_chunk(
+                chunk,
+                &parse,
+                |record| acc.add_record(record),
+                |line| {
+                    if bad_lines.len() < 20 {
+                        bad_lines.push(line);
+                    }
+                },
+            )?;
+            for line in bad_lines {
+                acc.bad_line(line);
+            }
+            acc.set_counts(counts);
+            acc.flag_many_values(&many_values);
+            Ok(acc)
+        },
+        |done| {
+            bytes_done += done.bytes;
+            progress(bytes_done, total_bytes);
+            total.merge(done.value);
+            total.flag_many_values(&many_values);
+            total.publish_gates(&gates);
+            Ok(())
+        },
+    )?;
+    Ok(total.finish(source, &header, dialect, bytes_done, options))
+}

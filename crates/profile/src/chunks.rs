@@ -1,0 +1,220 @@
+//! Cuts a byte stream into chunks that end on record boundaries, so that workers can parse them
+//! independently and in parallel.
+//!
+//! The fast way ([`Boundary::QuoteParity`]) counts quote bytes: a newline is a record boundary
+//! when an even number of quotes precede it in the chunk (chunks start on boundaries). A stray
+//! quote inside an unquoted field breaks that reasoning, so workers check that each chunk's last
+//! record ends exactly at the chunk's end; when one does not, the profile is redone with
+//! [`Boundary::Parse`], which runs the CSV parser itself to find the boundaries.
+
+use std::io::Read;
+
+use crate::{Dialect, ProfileError};
+
+/// How chunk boundaries are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Boundary {
+    /// Count quotes (fast, verified by the workers).
+    QuoteParity,
+    /// Parse records (exact, sequential).
+    Parse,
+}
+
+/// A piece of the input that starts and ends on record boundaries.
+#[derive(Debug)]
+pub(crate) struct Chunk {
+    /// Position in the stream, from 0.
+    pub(crate) index: u64,
+    /// The bytes.
+    pub(crate) bytes: Vec<u8>,
+    /// The physical line (1-based) of the first byte.
+    pub(crate) first_line: u64,
+    /// Whether this is the last chunk (its last record may lack a newline).
+    pub(crate) last: bool,
+}
+
+/// Reads `reader` after `leftover` and hands out chunks of about `chunk_bytes`.
+pub(crate) struct Chunker<'a> {
+    pub(crate) reader: Box<dyn Read + Send + 'a>,
+    pub(crate) buf: Vec<u8>,
+    pub(crate) line: u64,
+    pub(crate) eof: bool,
+    pub(crate) index: u64,
+    pub(crate) chunk_bytes: usize,
+    pub(crate) max_record_bytes: usize,
+    pub(crate) dialect: Dialect,
+    pub(crate) boundary: Boundary,
+    pub(crate) source_name: String,
+    /// Buffers of finished chunks, for reuse.
+    pub(crate) recycled: Option<std::sync::mpsc::Receiver<Vec<u8>>>,
+}
+
+impl Chunker<'_> {
+    /// Reads until `buf` holds at least `want` bytes or the input ends.
+    pub(crate) fn fill_to(&mut self, want: usize) -> Result<(), ProfileError> {
+        if self.eof || self.buf.len() >= want {
+            return Ok(());
+        }
+        let missing = want - self.buf.len();
+        self.buf.reserve(missing);
+        // `read_to_end` fills the spare capacity without zeroing it first.
+        let n = (&mut self.reader)
+            .take(missing as u64)
+            .read_to_end(&mut self.buf)
+            .map_err(|e| ProfileError::io(&self.source_name, e))?;
+        if n < missing {
+            self.eof = true;
+        }
+        Ok(())
+    }
+
+    /// The next chunk, or `None` at the end of the input.
+    pub(crate) fn next_chunk(&mut self) -> Result<Option<Chunk>, ProfileError> {
+        let target = self.chunk_bytes;
+        // Read a little past the target to find the end of the record there.
+        let mut want = target.saturating_add(256 << 10);
+        loop {
+            self.fill_to(want)?;
+            if self.buf.is_empty() {
+                return Ok(None);
+            }
+            let cut = if self.eof && self.buf.len() <= target {
+                Some(self.buf.len())
+            } else {
+                let target = target.min(self.buf.len());
+                match self.boundary {
+                    Boundary::QuoteParity => cut_by_parity(&self.buf, target, self.dialect.quote),
+                    Boundary::Parse => cut_by_parsing(&self.buf, target, self.dialect),
+                }
+            };
+            let cut = match cut {
+                Some(cut) => cut,
+                // The rest is one record without a final newline.
+                None if self.eof => self.buf.len(),
+                None => {
+                    if self.buf.len() > self.max_record_bytes.saturating_add(target) {
+                        return Err(ProfileError::RecordTooLarge {
+                            source_name: self.source_name.clone(),
+                            line: self.line,
+                            limit: self.max_record_bytes,
+                        });
+                    }
+                    want = self.buf.len().saturating_mul(2);
+                    continue;
+                }
+            };
+            let mut rest = self
+                .recycled
+                .as_ref()
+                .and_then(|r| r.try_recv().ok())
+                .unwrap_or_default();
+            rest.clear();
+            rest.extend_from_slice(&self.buf[cut..]);
+            let mut bytes = std::mem::replace(&mut self.buf, rest);
+            bytes.truncate(cut);
+            if let Some(pos) = memchr::memchr(0, &bytes) {
+                let line = self.line + count_newlines(&bytes[..pos]);
+                return Err(ProfileError::Binary {
+                    source_name: self.source_name.clone(),
+                    line,
+                });
+            }
+            let chunk = Chunk {
+                index: self.index,
+                first_line: self.line,
+                last: self.eof && self.buf.is_empty(),
+                bytes,
+            };
+            self.line += count_newlines(&chunk.bytes);
+            self.index += 1;
+            return Ok(Some(chunk));
+        }
+    }
+}
+
+pub(crate) fn count_newlines(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
+/// The end of the first line at or after `target` that an even number of quotes precede.
+fn cut_by_parity(buf: &[u8], target: usize, quote: u8) -> Option<usize> {
+    let mut odd = memchr::memchr_iter(quote, &buf[..target]).count() % 2 == 1;
+    for pos in memchr::memchr2_iter(quote, b'\n', &buf[target..]) {
+        let at = target + pos;
+        if buf[at] == quote {
+            odd = !odd;
+        } else if !odd {
+            return Some(at + 1);
+        }
+    }
+    None
+}
+
+/// The end of the first record that ends at or after `target`, found by parsing from the start.
+fn cut_by_parsing(buf: &[u8], target: usize, dialect: Dialect) -> Option<usize> {
+    let mut reader = dialect.csv_reader();
+    let mut out = vec![0u8; 1 << 16];
+    let mut ends = vec![0usize; 1024];
+    let mut pos = 0;
+    loop {
+        let (result, nin, _, _) = reader.read_record(&buf[pos..], &mut out, &mut ends);
+        pos += nin;
+        match result {
+            csv_core::ReadRecordResult::Record => {
+                if pos >= target {
+                    return Some(pos);
+                }
+            }
+            csv_core::ReadRecordResult::OutputFull | csv_core::ReadRecordResult::OutputEndsFull => {
+            }
+            csv_core::ReadRecordResult::InputEmpty | csv_core::ReadRecordResult::End => {
+                return None;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunks(text: &str, chunk_bytes: usize, boundary: Boundary) -> Vec<String> {
+        let mut chunker = Chunker {
+            reader: Box::new(text.as_bytes()),
+            buf: Vec::new(),
+            line: 1,
+            eof: false,
+            index: 0,
+            chunk_bytes,
+            max_record_bytes: 1 << 20,
+            dialect: Dialect::default(),
+            boundary,
+            source_name: "t.csv".into(),
+            recycled: None,
+        };
+        let mut out = Vec::new();
+        while let Some(c) = chunker.next_chunk().unwrap() {
+            out.push(String::from_utf8(c.bytes).unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn cuts_respect_quoted_newlines() {
+        let text = "1,\"a\nb\nc\"\n2,x\n3,\"\"\"q\"\"\n\"\n4,y\n";
+        for boundary in [Boundary::QuoteParity, Boundary::Parse] {
+            for size in 1..text.len() + 2 {
+                let parts = chunks(text, size, boundary);
+                assert_eq!(parts.concat(), text);
+                for p in &parts {
+                    assert!(
+                        ["1,\"a\nb\nc\"\n", "2,x\n", "3,\"\"\"q\"\"\n\"\n", "4,y\n"]
+                            .iter()
+                            .any(|r| p.ends_with(r)),
+                        "{boundary:?} {size}: {p:?}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! Profiles CSV files: for every column, in one streaming pass on all cores with bounded
+//! memory, the type pandas will read (boolean, integer, float, date, datetime, string), missing
+//! values, distinct counts, extremes, moments, quantiles, histograms, frequent values, lengths,
+//! sortedness, named patterns and shapes; for the file, duplicate rows, bad rows and sample
+//! rows. The [`Profile`] is the stable `--format json` document, and turns into the shared
+//! [`autocoder_schema::TableSchema`] with [`Profile::schema`]. [`scan`] gives other crates the
+//! same parallel pass over every record.
+//!
+//! ```no_run
+//! use autocoder_profile::{ProfileOptions, SchemaOptions, profile_path};
+//!
+//! let profile = profile_path("orders.csv".as_ref(), &ProfileOptions::default(), &|_, _| {})?;
+//! for column in &profile.columns {
+//!     println!("{}: {} ({} missing)", column.name, column.dtype, column.nulls);
+//! }
+//! let schema = profile.schema(&SchemaOptions::default());
+//! # Ok::<(), autocoder_profile::ProfileError>(())
+//! ```
+//!
+//! How the pass works: a reader thread cuts the input into chunks that end on record
+//! boundaries (counting quotes, so newlines inside quoted fields are respected), workers parse
+//! chunks with `csv-core` and fill per-chunk accumulators, and the calling thread merges them
+//! in file order. Everything kept per column is bounded: exact value counts up to
+//! [`ProfileOptions::distinct_exact_bound`] distinct values, then `HyperLogLog` and a
+//! heavy-hitters summary; quantiles from a bottom-k sample.
+
+mod api;
+mod chunks;
+mod classify;
+mod column;
+mod dialect;
+mod error;
+mod nulls;
+mod options;
+mod patterns;
+mod pipeline;
+mod profile;
+mod records;
+pub mod render;
+mod scan;
+mod schema;
+mod sketch;
+mod source;
+mod stats;
+mod table;
+mod temporal;
+
+pub use api::{profile_path, profile_paths, profile_reader};
+pub use dialect::{Dialect, SNIFF_DELIMITERS, UTF8_BOM};
+pub use error::ProfileError;
+pub use nulls::{NullSpec, PANDAS_NA_VALUES};
+pub use options::{LongRows, ProfileOptions, SchemaOptions};
+pub use profile::{
+    BadRows, ColumnProfile, FORMAT_VERSION, Histogram, HistogramBin, LengthStats, Monotonic,
+    NumericStats, PatternRate, Profile, Quantile, SampleRow, ShapeCount, ValueCount,
+};
+pub use records::Record;
+pub use scan::{ChunkInfo, Scan, ScanChunk, ScanOptions, scan};

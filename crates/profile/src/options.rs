@@ -1,0 +1,94 @@
+//! What the profiler is asked to do: how to read the file and how much to keep.
+
+use crate::{Dialect, NullSpec};
+
+/// What to do with a record that has more fields than the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LongRows {
+    /// Stop with [`crate::ProfileError::TooManyFields`] naming the line (what pandas does).
+    #[default]
+    Error,
+    /// Skip the record and count it in [`crate::BadRows::long_rows`] (pandas'
+    /// `on_bad_lines="skip"`).
+    Skip,
+}
+
+/// Options of [`crate::profile_path`] and [`crate::profile_reader`]. Records with fewer fields
+/// than the header are always accepted, their missing fields read as nulls (as pandas does),
+/// and counted in [`crate::BadRows::short_rows`].
+#[derive(Debug, Clone)]
+pub struct ProfileOptions {
+    /// The dialect to use; `None` sniffs it from the first 64 KiB.
+    pub dialect: Option<Dialect>,
+    /// Overrides whether the first record is a header (sniffed otherwise).
+    pub has_header: Option<bool>,
+    /// Which texts are missing values.
+    pub nulls: NullSpec,
+    /// How many rows to keep as samples (reservoir sampling).
+    pub sample_rows: usize,
+    /// The seed of every random choice (samples, quantile samples): same seed, same profile.
+    pub seed: u64,
+    /// Worker threads; `0` uses every available core.
+    pub threads: usize,
+    /// Distinct values are counted exactly up to this many per column, then estimated.
+    pub distinct_exact_bound: usize,
+    /// How many most frequent values to report per column.
+    pub top_k: usize,
+    /// Bins of numeric and date histograms.
+    pub histogram_bins: usize,
+    /// Values kept per column for quantiles and histograms (exact below this count).
+    pub quantile_sample: usize,
+    /// Rows per chunk on which the named patterns and shapes are measured (the first rows of
+    /// each chunk; `usize::MAX` measures every row).
+    pub pattern_rows_per_chunk: usize,
+    /// Bytes per chunk handed to a worker.
+    pub chunk_bytes: usize,
+    /// The longest record accepted, in bytes.
+    pub max_record_bytes: usize,
+    /// What to do with records that have too many fields.
+    pub long_rows: LongRows,
+}
+
+impl Default for ProfileOptions {
+    fn default() -> Self {
+        Self {
+            dialect: None,
+            has_header: None,
+            nulls: NullSpec::default(),
+            sample_rows: 100,
+            seed: 0x5EED,
+            threads: 0,
+            distinct_exact_bound: 10_000,
+            top_k: 10,
+            histogram_bins: 20,
+            quantile_sample: 16_384,
+            pattern_rows_per_chunk: 1_000,
+            chunk_bytes: 4 << 20,
+            max_record_bytes: 64 << 20,
+            long_rows: LongRows::Error,
+        }
+    }
+}
+
+impl ProfileOptions {
+    /// The number of worker threads to use.
+    pub fn effective_threads(&self) -> usize {
+        if self.threads == 0 {
+            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+        } else {
+            self.threads
+        }
+    }
+}
+
+/// What [`crate::Profile::schema`] puts in the schema besides dtype, nullable, unique and
+/// datetime formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SchemaOptions {
+    /// Add `in_range(min, max)` checks on numeric and date columns.
+    pub ranges: bool,
+    /// Add `isin` checks on string columns with few distinct values (all known exactly).
+    pub categories: bool,
+    /// The most distinct values a column may have to get an `isin` check.
+    pub max_categories: usize,
+}

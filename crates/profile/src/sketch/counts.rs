@@ -1,0 +1,362 @@
+//! Value counts: exact while a column has at most `bound` distinct values; past that, a
+//! `HyperLogLog` count of distinct values plus a Misra-Gries heavy-hitters summary of
+//! [`HEAVY_CAPACITY`] entries for the most frequent values.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::hll::Hll;
+use crate::ValueCount;
+
+/// Entries of the heavy-hitters summary. Its counts are lower bounds, short of the truth by at
+/// most `values / (HEAVY_CAPACITY + 1)`.
+pub(crate) const HEAVY_CAPACITY: usize = 128;
+
+/// Past the bound, one row in this many feeds the heavy hitters (their counts are scaled
+/// back): frequent values are still found, at an eighth of the cost.
+pub(crate) const HEAVY_SAMPLING: u64 = 8;
+
+/// A hasher for keys that are already hashes.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+pub(crate) type HashedMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+#[derive(Debug, Clone)]
+struct Entry {
+    count: u64,
+    text: Option<Box<str>>,
+}
+
+/// Bits of an exact entry that index its text; the rest count.
+const INDEX_BITS: u32 = 24;
+const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
+
+/// Exact counts: the map holds `count << INDEX_BITS | index of the text`, 16 bytes an entry, so
+/// that counting touches one small table.
+#[derive(Debug, Clone, Default)]
+struct Exact {
+    map: HashedMap<u64>,
+    /// Every distinct text end to end, and where each ends.
+    arena: String,
+    ends: Vec<usize>,
+}
+
+impl Exact {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn text(&self, index: usize) -> &str {
+        let start = if index == 0 { 0 } else { self.ends[index - 1] };
+        self.arena.get(start..self.ends[index]).unwrap_or_default()
+    }
+
+    /// Adds `count` occurrences; false when the value is new and there are `bound` values.
+    #[inline]
+    fn add(&mut self, hash: u64, text: &str, count: u64, bound: usize) -> bool {
+        if let Some(v) = self.map.get_mut(&hash) {
+            *v += count << INDEX_BITS;
+            return true;
+        }
+        if self.ends.len() >= bound {
+            return false;
+        }
+        self.map
+            .insert(hash, (count << INDEX_BITS) | self.ends.len() as u64);
+        self.arena.push_str(text);
+        self.ends.push(self.arena.len());
+        true
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (u64, u64, &str)> + '_ {
+        self.map.iter().map(|(&h, &v)| {
+            // The index is below `ends.len()` by construction.
+            #[allow(clippy::cast_possible_truncation)]
+            let index = (v & INDEX_MASK) as usize;
+            (h, v >> INDEX_BITS, self.text(index))
+        })
+    }
+}
+
+/// Counts of the values of one column.
+#[derive(Debug, Clone)]
+pub(crate) struct ValueCounts {
+    bound: usize,
+    /// Exact counts, while there are at most `bound` distinct values.
+    exact: Option<Exact>,
+    /// Past the bound: distinct values.
+    hll: Option<Box<Hll>>,
+    /// Past the bound: the heavy hitters (text kept from their second occurrence).
+    heavy: HashedMap<Entry>,
+}
+
+/// What the counts say at the end.
+pub(crate) struct CountsSummary {
+    pub(crate) distinct: u64,
+    pub(crate) exact: bool,
+    pub(crate) top: Vec<ValueCount>,
+    pub(crate) all_unique: bool,
+}
+
+impl ValueCounts {
+    pub(crate) fn new(bound: usize) -> Self {
+        Self {
+            bound: bound.clamp(1, 1 << INDEX_BITS),
+            exact: Some(Exact::default()),
+            hll: None,
+            heavy: HashedMap::default(),
+        }
+    }
+
+    /// Counts that start with the sketches, for a column already known to have more than
+    /// `bound` distinct values.
+    pub(crate) fn sketched(bound: usize) -> Self {
+        Self {
+            bound: bound.clamp(1, 1 << INDEX_BITS),
+            exact: None,
+            hll: Some(Box::default()),
+            heavy: HashedMap::default(),
+        }
+    }
+
+    /// Whether the counts are still exact.
+    pub(crate) fn is_exact(&self) -> bool {
+        self.exact.is_some()
+    }
+
+    /// Adds a value by its hash; `key` is the row's random key (past the bound, only rows with
+    /// `key % HEAVY_SAMPLING == 0` feed the heavy hitters).
+    #[inline]
+    pub(crate) fn add(&mut self, hash: u64, text: &str, key: u64) {
+        if let Some(exact) = &mut self.exact {
+            if exact.add(hash, text, 1, self.bound) {
+                return;
+            }
+            self.overflow();
+        }
+        if let Some(hll) = &mut self.hll {
+            hll.add(hash);
+        }
+        if key.is_multiple_of(HEAVY_SAMPLING) {
+            add_heavy(&mut self.heavy, hash, text);
+        }
+    }
+
+    /// Switches from exact counts to the sketches.
+    fn overflow(&mut self) {
+        let Some(exact) = self.exact.take() else {
+            return;
+        };
+        let mut hll = Box::<Hll>::default();
+        for &h in exact.map.keys() {
+            hll.add(h);
+        }
+        self.hll = Some(hll);
+        // The most frequent values seed the heavy hitters; only their texts are copied.
+        let mut top: Vec<(u64, u64, &str)> = exact.entries().collect();
+        let by_count =
+            |a: &(u64, u64, &str), b: &(u64, u64, &str)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+        if top.len() > HEAVY_CAPACITY {
+            top.select_nth_unstable_by(HEAVY_CAPACITY - 1, by_count);
+            top.truncate(HEAVY_CAPACITY);
+        }
+        for (h, count, text) in top {
+            let e = Entry {
+                count: count.div_ceil(HEAVY_SAMPLING),
+                text: Some(text.into()),
+            };
+            merge_heavy_entry(&mut self.heavy, h, e);
+        }
+        prune_heavy(&mut self.heavy);
+    }
+
+    pub(crate) fn merge(&mut self, mut other: ValueCounts) {
+        if let (Some(a), Some(b)) = (&mut self.exact, &other.exact) {
+            let new = b.map.keys().filter(|h| !a.map.contains_key(h)).count();
+            if a.len() + new <= self.bound {
+                for (h, count, text) in b.entries() {
+                    a.add(h, text, count, usize::MAX);
+                }
+                return;
+            }
+        }
+        self.overflow();
+        other.overflow();
+        if let (Some(a), Some(b)) = (&mut self.hll, &other.hll) {
+            a.merge(b);
+        }
+        for (h, e) in other.heavy {
+            merge_heavy_entry(&mut self.heavy, h, e);
+        }
+        prune_heavy(&mut self.heavy);
+    }
+
+    pub(crate) fn summary(&self, top_k: usize) -> CountsSummary {
+        let (distinct, exact, entries, all_unique) = match (&self.exact, &self.hll) {
+            (Some(exact), _) => (
+                exact.len() as u64,
+                true,
+                exact
+                    .entries()
+                    .map(|(_, count, text)| Entry {
+                        count,
+                        text: Some(text.into()),
+                    })
+                    .collect::<Vec<_>>(),
+                exact.entries().all(|(_, count, _)| count == 1),
+            ),
+            (None, Some(hll)) => (
+                hll.estimate(),
+                false,
+                self.heavy
+                    .values()
+                    .map(|e| Entry {
+                        count: e.count * HEAVY_SAMPLING,
+                        text: e.text.clone(),
+                    })
+                    .collect(),
+                false,
+            ),
+            (None, None) => (0, false, Vec::new(), false),
+        };
+        let mut top: Vec<ValueCount> = entries
+            .into_iter()
+            .filter_map(|e| {
+                e.text.as_ref().map(|t| ValueCount {
+                    value: t.to_string(),
+                    count: e.count,
+                })
+            })
+            .collect();
+        top.sort_unstable_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));
+        top.truncate(top_k);
+        CountsSummary {
+            distinct,
+            exact,
+            top,
+            all_unique,
+        }
+    }
+}
+
+#[inline]
+fn add_heavy(heavy: &mut HashedMap<Entry>, hash: u64, text: &str) {
+    if let Some(e) = heavy.get_mut(&hash) {
+        e.count += 1;
+        if e.text.is_none() {
+            e.text = Some(text.into());
+        }
+        return;
+    }
+    if heavy.len() < HEAVY_CAPACITY {
+        heavy.insert(
+            hash,
+            Entry {
+                count: 1,
+                text: None,
+            },
+        );
+        return;
+    }
+    // Misra-Gries: the new value and one occurrence of every kept value cancel out.
+    heavy.retain(|_, e| {
+        e.count -= 1;
+        e.count > 0
+    });
+}
+
+fn merge_heavy_entry(heavy: &mut HashedMap<Entry>, hash: u64, e: Entry) {
+    match heavy.get_mut(&hash) {
+        Some(x) => {
+            x.count += e.count;
+            if x.text.is_none() {
+                x.text = e.text;
+            }
+        }
+        None => {
+            heavy.insert(hash, e);
+        }
+    }
+}
+
+/// Keeps at most [`HEAVY_CAPACITY`] entries by subtracting the next largest count from all.
+fn prune_heavy(heavy: &mut HashedMap<Entry>) {
+    if heavy.len() <= HEAVY_CAPACITY {
+        return;
+    }
+    let mut counts: Vec<u64> = heavy.values().map(|e| e.count).collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let cut = counts[HEAVY_CAPACITY];
+    heavy.retain(|_, e| {
+        e.count = e.count.saturating_sub(cut);
+        e.count > 0
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sketch::hash::hash_bytes;
+
+    fn add(c: &mut ValueCounts, s: &str, row: u64) {
+        let h = hash_bytes(s.as_bytes(), 0);
+        c.add(h, s, crate::sketch::hash::key3(1, 2, row));
+    }
+
+    #[test]
+    fn exact_below_the_bound_and_heavy_hitters_above() {
+        let mut c = ValueCounts::new(100);
+        for (i, s) in ["a", "b", "a", "c", "a", "b"].iter().enumerate() {
+            add(&mut c, s, i as u64);
+        }
+        let s = c.summary(2);
+        assert!(s.exact && !s.all_unique);
+        assert_eq!(s.distinct, 3);
+        assert_eq!(s.top[0].value, "a");
+        assert_eq!(s.top[0].count, 3);
+        assert_eq!(s.top[1].value, "b");
+
+        let mut parts = Vec::new();
+        for p in 0..4 {
+            let mut c = ValueCounts::new(100);
+            for i in 0..5000 {
+                let v = if i % 3 == 0 {
+                    "hot".to_string()
+                } else {
+                    format!("v{p}-{i}")
+                };
+                add(&mut c, &v, p * 10_000 + i);
+            }
+            parts.push(c);
+        }
+        let mut total = ValueCounts::new(100);
+        for p in parts {
+            total.merge(p);
+        }
+        let s = total.summary(3);
+        assert!(!s.exact);
+        assert_eq!(s.top[0].value, "hot");
+        assert!(
+            s.top[0].count > 5000 && s.top[0].count < 8000,
+            "{}",
+            s.top[0].count
+        );
+        let expected = 4.0 * 3333.0 + 1.0;
+        assert!((s.distinct as f64 - expected).abs() / expected < 0.05);
+    }
+}

@@ -1,0 +1,6 @@
+//! Mergeable summaries: hashing, `HyperLogLog`, bottom-k samples and value counts.
+
+pub(crate) mod bottomk;
+pub(crate) mod counts;
+pub(crate) mod hash;
+pub(crate) mod hll;

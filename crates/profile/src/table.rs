@@ -1,0 +1,251 @@
+//! The accumulator of a whole chunk (every column, duplicate rows, samples, bad rows), merged in
+//! file order into the accumulator of the file, and finished into a [`Profile`].
+
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::column::{ColumnAcc, ColumnSettings, SAMPLES};
+use crate::records::{ChunkCounts, Record};
+use crate::sketch::bottomk::BottomK;
+use crate::sketch::counts::IdHasher;
+use crate::sketch::hash::{hash_bytes, key3, mix64};
+use crate::sketch::hll::Hll;
+use crate::{BadRows, FORMAT_VERSION, Profile, ProfileOptions, SampleRow};
+
+/// Rows whose duplicates are counted exactly; past that, estimated.
+const DUPLICATE_EXACT_ROWS: usize = 1 << 20;
+/// Bad lines listed in a profile.
+const BAD_LINES_LISTED: usize = 20;
+
+/// A sampled row before its data row number is known.
+#[derive(Debug, Clone)]
+struct Sampled {
+    row: u64,
+    line: u64,
+    /// The fields end to end, and where each ends.
+    text: String,
+    ends: Vec<usize>,
+}
+
+/// Everything known about a chunk (or, after merging, the file so far).
+#[derive(Debug)]
+pub(crate) struct TableAcc {
+    pub(crate) columns: Vec<ColumnAcc>,
+    pub(crate) rows: u64,
+    row_hashes: Vec<u64>,
+    seen_rows: Option<HashSet<u64, BuildHasherDefault<IdHasher>>>,
+    row_hll: Hll,
+    duplicates: u64,
+    samples: BottomK<Sampled>,
+    bad: BadRows,
+    pattern_rows: u64,
+    chunk: u64,
+    seed: u64,
+    pattern_rows_per_chunk: u64,
+}
+
+impl TableAcc {
+    /// `many_values[i]` tells that column `i` is known to exceed the exact distinct bound.
+    pub(crate) fn new(
+        columns: usize,
+        chunk: u64,
+        options: &ProfileOptions,
+        many_values: &[AtomicBool],
+        gates: &[AtomicU64],
+    ) -> Self {
+        let settings = ColumnSettings {
+            distinct_exact_bound: options.distinct_exact_bound,
+            quantile_sample: options.quantile_sample,
+        };
+        Self {
+            columns: (0..columns)
+                .map(|i| {
+                    let many = many_values
+                        .get(i)
+                        .is_some_and(|f| f.load(Ordering::Relaxed));
+                    let mut g = [u64::MAX; SAMPLES];
+                    for (j, slot) in g.iter_mut().enumerate() {
+                        if let Some(gate) = gates.get(i * SAMPLES + j) {
+                            *slot = gate.load(Ordering::Relaxed);
+                        }
+                    }
+                    ColumnAcc::new(settings, many, g)
+                })
+                .collect(),
+            rows: 0,
+            row_hashes: Vec::new(),
+            seen_rows: Some(HashSet::default()),
+            row_hll: Hll::default(),
+            duplicates: 0,
+            samples: BottomK::new(options.sample_rows),
+            bad: BadRows::default(),
+            pattern_rows: 0,
+            chunk,
+            seed: options.seed,
+            pattern_rows_per_chunk: options.pattern_rows_per_chunk as u64,
+        }
+    }
+
+    /// Adds one record of this chunk.
+    #[inline]
+    pub(crate) fn add_record(&mut self, record: &Record<'_>) {
+        self.rows += 1;
+        let key = key3(self.seed, self.chunk, record.row_in_chunk());
+        let measure = record.row_in_chunk() <= self.pattern_rows_per_chunk;
+        self.pattern_rows += u64::from(measure);
+        let mut row_hash = record.len() as u64;
+        for (i, column) in self.columns.iter_mut().enumerate() {
+            let Some(field) = record.field(i) else {
+                column.add_null();
+                continue;
+            };
+            let hash = hash_bytes(field.as_bytes(), 0);
+            row_hash = mix64(row_hash.rotate_left(17) ^ hash);
+            if record.value(i).is_none() {
+                column.add_null();
+            } else {
+                column.add(field, hash, key, measure);
+            }
+        }
+        self.row_hashes.push(row_hash);
+        self.samples.offer(key, || {
+            let (text, ends) = record.raw();
+            Sampled {
+                row: record.row_in_chunk(),
+                line: record.line(),
+                text: text.to_owned(),
+                ends: ends.to_vec(),
+            }
+        });
+    }
+
+    /// Flags the columns whose distinct values outgrew the exact bound.
+    pub(crate) fn flag_many_values(&self, many_values: &[AtomicBool]) {
+        for (c, flag) in self.columns.iter().zip(many_values) {
+            if !c.counts_exact() {
+                flag.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Publishes the sample thresholds of the merged file so far: later chunks skip keys that
+    /// cannot make the final samples.
+    pub(crate) fn publish_gates(&self, gates: &[AtomicU64]) {
+        for (i, c) in self.columns.iter().enumerate() {
+            for (j, t) in c.thresholds().into_iter().enumerate() {
+                if let Some(gate) = gates.get(i * SAMPLES + j) {
+                    gate.store(t, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    /// Records the line of a short or skipped record.
+    pub(crate) fn bad_line(&mut self, line: u64) {
+        if self.bad.first_bad_lines.len() < BAD_LINES_LISTED {
+            self.bad.first_bad_lines.push(line);
+        }
+    }
+
+    /// Takes the chunk's counts of short and skipped records.
+    pub(crate) fn set_counts(&mut self, counts: ChunkCounts) {
+        self.bad.short_rows = counts.short_rows;
+        self.bad.long_rows = counts.long_rows;
+    }
+
+    /// Appends the next chunk's accumulator.
+    pub(crate) fn merge(&mut self, mut next: TableAcc) {
+        let offset = self.rows;
+        self.rows += next.rows;
+        for (a, b) in self.columns.iter_mut().zip(next.columns) {
+            a.merge(b);
+        }
+        for h in next.row_hashes.drain(..) {
+            self.row_hll.add(h);
+            if let Some(seen) = &mut self.seen_rows {
+                if !seen.insert(h) {
+                    self.duplicates += 1;
+                }
+                if seen.len() > DUPLICATE_EXACT_ROWS {
+                    self.seen_rows = None;
+                }
+            }
+        }
+        let mut samples = next.samples;
+        samples_shift(&mut samples, offset);
+        self.samples.merge(samples);
+        self.bad.short_rows += next.bad.short_rows;
+        self.bad.long_rows += next.bad.long_rows;
+        for line in next.bad.first_bad_lines {
+            if self.bad.first_bad_lines.len() < BAD_LINES_LISTED {
+                self.bad.first_bad_lines.push(line);
+            }
+        }
+        self.pattern_rows += next.pattern_rows;
+    }
+
+    pub(crate) fn finish(
+        self,
+        source: String,
+        names: &[String],
+        dialect: crate::Dialect,
+        bytes: u64,
+        options: &ProfileOptions,
+    ) -> Profile {
+        let (duplicate_rows, duplicate_rows_exact) = if self.seen_rows.is_some() {
+            (self.duplicates, true)
+        } else {
+            (self.rows.saturating_sub(self.row_hll.estimate()), false)
+        };
+        let columns = self
+            .columns
+            .iter()
+            .zip(names)
+            .map(|(c, name)| c.finish(name.clone(), options))
+            .collect();
+        let mut samples: Vec<SampleRow> = self
+            .samples
+            .into_items()
+            .into_iter()
+            .map(|s| {
+                let mut start = 0;
+                let values = s
+                    .ends
+                    .iter()
+                    .map(|&end| {
+                        let field = s.text.get(start..end).unwrap_or_default().to_owned();
+                        start = end;
+                        field
+                    })
+                    .collect();
+                SampleRow {
+                    row: s.row,
+                    line: s.line,
+                    values,
+                }
+            })
+            .collect();
+        samples.sort_unstable_by_key(|s| s.row);
+        Profile {
+            format_version: FORMAT_VERSION,
+            source,
+            dialect,
+            nulls: options.nulls.clone(),
+            bytes,
+            rows: self.rows,
+            duplicate_rows,
+            duplicate_rows_exact,
+            bad_rows: self.bad,
+            patterns_sampled_rows: self.pattern_rows,
+            sample_seed: self.seed,
+            columns,
+            samples,
+        }
+    }
+}
+
+/// Turns chunk-relative row numbers into file row numbers.
+fn samples_shift(samples: &mut BottomK<Sampled>, offset: u64) {
+    samples.for_each_mut(|s| s.row += offset);
+}

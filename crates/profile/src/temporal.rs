@@ -1,0 +1,328 @@
+//! Dates and datetimes: the formats pandas can read with an explicit `date_format`, parsed by
+//! hand into seconds since the Unix epoch (UTC when an offset is given).
+
+/// Date formats (`strftime`), one bit each in a format mask. ISO first: ties go to the first.
+pub(crate) const DATE_FORMATS: [&str; 7] = [
+    "%Y-%m-%d", "%Y/%m/%d", "%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y", "%m-%d-%Y", "%d-%m-%Y",
+];
+
+/// All date formats.
+pub(crate) const ALL_DATE_FORMATS: u8 = (1 << DATE_FORMATS.len()) - 1;
+
+/// An ISO 8601 datetime's form; values of one form share one `strftime` format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(clippy::struct_excessive_bools)] // independent parts of a format
+pub(crate) struct IsoForm {
+    pub(crate) t_separator: bool,
+    pub(crate) seconds: bool,
+    pub(crate) fraction: bool,
+    /// `Z` or a numeric offset.
+    pub(crate) offset: bool,
+}
+
+impl IsoForm {
+    /// The `strftime` format of naive values of this form.
+    pub(crate) fn format(self) -> Option<String> {
+        if self.offset {
+            return None;
+        }
+        let mut f = String::from(if self.t_separator {
+            "%Y-%m-%dT%H:%M"
+        } else {
+            "%Y-%m-%d %H:%M"
+        });
+        if self.seconds {
+            f.push_str(":%S");
+        }
+        if self.fraction {
+            f.push_str(".%f");
+        }
+        Some(f)
+    }
+}
+
+/// Days from 1970-01-01 to the civil date (proleptic Gregorian), Howard Hinnant's algorithm.
+pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The civil date of a day number.
+pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    // `d` is 1..=31 and `m` 1..=12 by construction.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let (m, d) = (m as u32, d as u32);
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn is_leap(y: i64) -> bool {
+    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+}
+
+fn valid_date(y: i64, m: u32, d: u32) -> bool {
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if is_leap(y) => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d)
+}
+
+/// Reads `n` ASCII digits.
+fn digits(b: &[u8]) -> Option<u32> {
+    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(
+        b.iter()
+            .fold(0u32, |acc, &c| acc * 10 + u32::from(c - b'0')),
+    )
+}
+
+/// An ISO date `YYYY-MM-DD` at the start of `b`: (days since epoch).
+fn iso_date(b: &[u8]) -> Option<i64> {
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let y = i64::from(digits(&b[..4])?);
+    let m = digits(&b[5..7])?;
+    let d = digits(&b[8..10])?;
+    valid_date(y, m, d).then(|| days_from_civil(y, m, d))
+}
+
+/// The date formats `text` fits (a mask over [`DATE_FORMATS`]) and its day number under the
+/// first of them.
+pub(crate) fn parse_date(text: &str) -> Option<(u8, i64)> {
+    let b = text.as_bytes();
+    if b.len() == 10
+        && let Some(days) = iso_date(b)
+    {
+        return Some((1, days));
+    }
+    if !(6..=10).contains(&b.len()) {
+        return None;
+    }
+    // Three numeric parts split by one separator.
+    let sep = *b.iter().find(|c| !c.is_ascii_digit())?;
+    if !matches!(sep, b'/' | b'.' | b'-') {
+        return None;
+    }
+    let mut parts = text.split(char::from(sep));
+    let (p1, p2, p3) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let (a, b2, c) = (
+        digits(p1.as_bytes())?,
+        digits(p2.as_bytes())?,
+        digits(p3.as_bytes())?,
+    );
+    let short = |p: &str| (1..=2).contains(&p.len());
+    let mut mask = 0u8;
+    let mut first: Option<i64> = None;
+    let mut try_fmt = |bit: usize, y: u32, m: u32, d: u32| {
+        let y = i64::from(y);
+        if valid_date(y, m, d) {
+            mask |= 1 << bit;
+            first.get_or_insert(days_from_civil(y, m, d));
+        }
+    };
+    if p1.len() == 4 && short(p2) && short(p3) {
+        if sep == b'/' {
+            try_fmt(1, a, b2, c);
+        }
+    } else if short(p1) && short(p2) && p3.len() == 4 {
+        match sep {
+            b'/' => {
+                try_fmt(2, c, a, b2);
+                try_fmt(3, c, b2, a);
+            }
+            b'.' => try_fmt(4, c, b2, a),
+            _ => {
+                try_fmt(5, c, a, b2);
+                try_fmt(6, c, b2, a);
+            }
+        }
+    }
+    first.map(|days| (mask, days))
+}
+
+/// Days since epoch under one specific format of [`DATE_FORMATS`].
+pub(crate) fn date_under(text: &str, format: usize) -> Option<i64> {
+    let (mask, _) = parse_date(text)?;
+    if mask & (1 << format) == 0 {
+        return None;
+    }
+    if format == 0 {
+        return iso_date(text.as_bytes());
+    }
+    let sep = text.bytes().find(|c| !c.is_ascii_digit())?;
+    let parts: Vec<u32> = text
+        .split(char::from(sep))
+        .map(|p| digits(p.as_bytes()))
+        .collect::<Option<_>>()?;
+    let (y, m, d) = match format {
+        1 => (parts[0], parts[1], parts[2]),
+        2 | 5 => (parts[2], parts[0], parts[1]),
+        _ => (parts[2], parts[1], parts[0]),
+    };
+    Some(days_from_civil(i64::from(y), m, d))
+}
+
+/// An ISO 8601 datetime: `YYYY-MM-DD[T ]HH:MM[:SS[.fffffffff]][Z|±HH[:MM]]`, as seconds since
+/// the epoch (UTC when an offset is given) and its form.
+pub(crate) fn parse_iso_datetime(text: &str) -> Option<(f64, IsoForm)> {
+    let b = text.as_bytes();
+    if b.len() < 16 || !(b[10] == b'T' || b[10] == b' ') {
+        return None;
+    }
+    let days = iso_date(b)?;
+    if b[13] != b':' {
+        return None;
+    }
+    let hh = digits(&b[11..13])?;
+    let mm = digits(&b[14..16])?;
+    if hh > 23 || mm > 59 {
+        return None;
+    }
+    let mut pos = 16;
+    let mut secs = 0f64;
+    let mut form = IsoForm {
+        t_separator: b[10] == b'T',
+        seconds: false,
+        fraction: false,
+        offset: false,
+    };
+    if b.get(pos) == Some(&b':') {
+        let ss = digits(b.get(pos + 1..pos + 3)?)?;
+        if ss > 59 {
+            return None;
+        }
+        secs = f64::from(ss);
+        form.seconds = true;
+        pos += 3;
+        if b.get(pos) == Some(&b'.') {
+            let start = pos + 1;
+            let mut end = start;
+            while end < b.len() && b[end].is_ascii_digit() {
+                end += 1;
+            }
+            if end == start || end - start > 9 {
+                return None;
+            }
+            let frac: f64 = text.get(pos..end)?.parse().ok()?;
+            secs += frac;
+            form.fraction = true;
+            pos = end;
+        }
+    }
+    let mut offset_secs = 0i64;
+    match b.get(pos) {
+        None => {}
+        Some(b'Z') if pos + 1 == b.len() => form.offset = true,
+        Some(&sign @ (b'+' | b'-')) => {
+            let rest = &b[pos + 1..];
+            let (oh, om) = match rest.len() {
+                2 => (digits(rest)?, 0),
+                4 => (digits(&rest[..2])?, digits(&rest[2..])?),
+                5 if rest[2] == b':' => (digits(&rest[..2])?, digits(&rest[3..])?),
+                _ => return None,
+            };
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            offset_secs = i64::from(oh * 3600 + om * 60);
+            if sign == b'-' {
+                offset_secs = -offset_secs;
+            }
+            form.offset = true;
+        }
+        Some(_) => return None,
+    }
+    let whole = days * 86_400 + i64::from(hh * 3600 + mm * 60) - offset_secs;
+    Some((whole as f64 + secs, form))
+}
+
+/// `YYYY-MM-DD` of a day number.
+pub(crate) fn format_date(days: i64) -> String {
+    let (y, m, d) = civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.ffffff]` of seconds since the epoch.
+pub(crate) fn format_datetime(seconds: f64) -> String {
+    let floor = seconds.floor();
+    // Seconds since the epoch of real data fit in i64.
+    #[allow(clippy::cast_possible_truncation)]
+    let whole = floor as i64;
+    let days = whole.div_euclid(86_400);
+    let rem = whole.rem_euclid(86_400);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let micros = ((seconds - floor) * 1e6).round() as u64;
+    let base = format!(
+        "{}T{:02}:{:02}:{:02}",
+        format_date(days),
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    );
+    if micros == 0 || micros >= 1_000_000 {
+        base
+    } else {
+        format!("{base}.{micros:06}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_round_trip_and_formats_are_told_apart() {
+        for days in [-719_468, -1, 0, 1, 19_000, 2_932_896] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+        assert_eq!(parse_date("2024-02-29"), Some((1, 19_782)));
+        assert_eq!(parse_date("2023-02-29"), None);
+        assert_eq!(parse_date("02/03/2024").map(|p| p.0), Some(0b1100));
+        assert_eq!(parse_date("13/03/2024").map(|p| p.0), Some(0b1000));
+        assert_eq!(parse_date("3/13/2024").map(|p| p.0), Some(0b0100));
+        assert_eq!(parse_date("31.12.1999").map(|p| p.0), Some(0b1_0000));
+        assert_eq!(date_under("13/03/2024", 3), Some(19_795));
+        assert_eq!(parse_date("12345"), None);
+        assert_eq!(parse_date("1-2-3"), None);
+        assert_eq!(format_date(19_782), "2024-02-29");
+    }
+
+    #[test]
+    #[allow(clippy::float_cmp)] // the values are exact in binary
+    fn iso_datetimes_with_offsets_go_to_utc() {
+        let (a, fa) = parse_iso_datetime("2024-01-01T10:00:00+02:00").unwrap();
+        let (b, fb) = parse_iso_datetime("2024-01-01 08:00:00Z").unwrap();
+        assert_eq!(a, b);
+        assert!(fa.offset && fb.offset && fa.t_separator && !fb.t_separator);
+        let (c, fc) = parse_iso_datetime("2024-01-01 08:00:00.25").unwrap();
+        assert_eq!(c - b, 0.25);
+        assert_eq!(fc.format().unwrap(), "%Y-%m-%d %H:%M:%S.%f");
+        assert_eq!(format_datetime(c), "2024-01-01T08:00:00.250000");
+        assert!(parse_iso_datetime("2024-01-01T25:00").is_none());
+        assert!(parse_iso_datetime("2024-01-01T10:00:00 PM").is_none());
+    }
+}
