@@ -3,7 +3,6 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::output;
@@ -61,22 +60,13 @@ pub(crate) struct RunArgs {
     pub(crate) args: Vec<String>,
 }
 
-/// Runs the subcommand on its own async runtime (the sandbox waits on processes); returns the
-/// process exit code: the script's own for `run`, 1 from `doctor` when no isolating backend works.
-pub(crate) fn run(args: SandboxArgs) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let code = runtime.block_on(async {
-        match args.command {
-            SandboxCommand::Run(run) => run_script(run).await,
-            SandboxCommand::Doctor { json } => run_doctor(json).await,
-        }
-    })?;
-    Ok(ExitCode::from(
-        u8::try_from(code.clamp(0, 255)).unwrap_or(1),
-    ))
+/// Runs the subcommand; returns the process exit code: the script's own for `run`, 1 from
+/// `doctor` when no isolating backend works.
+pub(crate) async fn run(args: SandboxArgs) -> anyhow::Result<i32> {
+    match args.command {
+        SandboxCommand::Run(run) => run_script(run).await,
+        SandboxCommand::Doctor { json } => run_doctor(json).await,
+    }
 }
 
 async fn run_script(args: RunArgs) -> anyhow::Result<i32> {

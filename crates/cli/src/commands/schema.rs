@@ -8,6 +8,7 @@ use autocoder_schema::render_pandera;
 use clap::Args;
 
 use crate::cli::GlobalArgs;
+use crate::commands::constraint::{SchemaFormat, render_reports};
 use crate::commands::input::InputArgs;
 use crate::commands::profile::join_modules;
 use crate::output;
@@ -28,6 +29,14 @@ pub(crate) struct SchemaArgs {
     /// The table's name in the module (`<NAME>_SCHEMA`, `read_<name>`); defaults to the file name.
     #[arg(long, value_name = "NAME")]
     pub(crate) name: Option<String>,
+    /// A business rule in plain words, e.g. "quantity must be positive" (repeat the flag for
+    /// several). Rules become checks in the schema; the output then lists the rules applied (as
+    /// what), those not applied (why), and the violations found in the whole file.
+    #[arg(long = "constraint", value_name = "TEXT")]
+    pub(crate) constraints: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = SchemaFormat::Text)]
+    pub(crate) format: SchemaFormat,
     #[command(flatten)]
     pub(crate) input: InputArgs,
 }
@@ -50,6 +59,21 @@ pub(crate) fn run(args: &SchemaArgs, global: &GlobalArgs) -> anyhow::Result<Exit
     let profiles = args
         .input
         .profile_all_with(&profile_options, global.quiet)?;
+    if !args.constraints.is_empty() || args.format == SchemaFormat::Json {
+        let schemas = profiles
+            .iter()
+            .map(|profile| {
+                let mut schema = profile.schema(&options);
+                if let Some(name) = &args.name {
+                    schema.name.clone_from(name);
+                }
+                schema
+            })
+            .collect();
+        let text = render_reports(&args.input.files, schemas, &args.constraints, args.format)?;
+        output::write_stdout(&text)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let modules: Vec<(String, String)> = profiles
         .iter()
         .zip(&args.input.files)

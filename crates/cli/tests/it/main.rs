@@ -4,8 +4,10 @@
 #![allow(clippy::disallowed_methods)] // tests run the binary and the real Python interpreter
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
+mod constraints;
 mod errors;
 mod formats;
+mod generate;
 mod pandera;
 mod robustness;
 mod sandbox;
