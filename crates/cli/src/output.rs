@@ -10,6 +10,13 @@ pub(crate) fn write_stdout(text: &str) -> io::Result<()> {
     out.flush()
 }
 
+/// Writes `text` to stderr as is (a sandboxed script's own stderr, passed through).
+pub(crate) fn write_stderr(text: &str) -> io::Result<()> {
+    let mut err = io::stderr().lock();
+    err.write_all(text.as_bytes())?;
+    err.flush()
+}
+
 /// True when the error chain holds a broken-pipe I/O error.
 pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {

@@ -78,6 +78,8 @@ pub(crate) fn args(plan: &Plan) -> Vec<OsString> {
         let flag = if m.writable { "--bind" } else { "--ro-bind" };
         push(&[&flag, &m.host, &m.dest]);
     }
+    // The root itself is a tmpfs bubblewrap made; nothing may be written there.
+    push(&[&"--remount-ro", &"/"]);
     push(&[&"--chdir", &plan.chdir]);
     push(&[
         &"--unshare-pid",

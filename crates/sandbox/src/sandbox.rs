@@ -138,6 +138,19 @@ impl Sandbox {
                 dest: Path::new(TASK_DIR).join(script_name),
                 writable: false,
             });
+            for file in &spec.support_files {
+                let Some(name) = file.file_name().filter(|_| file.is_file()) else {
+                    return Err(SandboxError::BadInput {
+                        name: "support file".into(),
+                        reason: format!("{} is not an existing file", file.display()),
+                    });
+                };
+                mounts.push(Mount {
+                    host: file.clone(),
+                    dest: Path::new(TASK_DIR).join(name),
+                    writable: false,
+                });
+            }
         } else {
             argv.push(spec.script.clone().into_os_string());
         }

@@ -52,6 +52,9 @@ pub struct RunSpec {
     pub env: Env,
     /// The script on the host; it appears read-only at `/var/task/<its file name>`.
     pub script: PathBuf,
+    /// Other files the script imports (its own modules), mounted read-only beside it in
+    /// `/var/task/`. Only these files are shared, never their whole directory.
+    pub support_files: Vec<PathBuf>,
     /// Typed inputs, passed as `--name value` (files and directories mounted read-only under
     /// `/var/inputs/`).
     pub inputs: Vec<Input>,
@@ -84,6 +87,7 @@ impl RunSpec {
         Ok(Self {
             env,
             script: script.into(),
+            support_files: Vec::new(),
             inputs: Vec::new(),
             extra_args: Vec::new(),
             outputs: Vec::new(),

@@ -1,10 +1,11 @@
 //! `autocoder sandbox run|doctor`: try a script in the same sandbox the loop uses, and see which
 //! sandbox backends work on this machine.
 
-use std::io::Write;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::output;
 use anyhow::Context;
 use autocoder_sandbox::{
     Backend, EnvCache, EnvSpec, Limits, PythonSpec, RunSpec, Sandbox, doctor, imports_to_packages,
@@ -59,7 +60,8 @@ pub(crate) struct RunArgs {
     pub(crate) args: Vec<String>,
 }
 
-/// Runs the subcommand; returns the process exit code.
+/// Runs the subcommand; returns the process exit code: the script's own for `run`, 1 from
+/// `doctor` when no isolating backend works.
 pub(crate) async fn run(args: SandboxArgs) -> anyhow::Result<i32> {
     match args.command {
         SandboxCommand::Run(run) => run_script(run).await,
@@ -74,12 +76,12 @@ async fn run_script(args: RunArgs) -> anyhow::Result<i32> {
         .python
         .clone()
         .map_or(PythonSpec::Default, PythonSpec::Path);
+    let siblings = sibling_modules(&script);
     let mut packages = args.packages.clone();
     if packages.is_empty() {
         let code = std::fs::read_to_string(&script)
             .with_context(|| format!("cannot read the script {}", script.display()))?;
-        let local: Vec<String> = sibling_modules(&script);
-        let local: Vec<&str> = local.iter().map(String::as_str).collect();
+        let local: Vec<&str> = siblings.iter().map(|(m, _)| m.as_str()).collect();
         let analysis = imports_to_packages(&python.command(), &code, &local).await?;
         if let Some(err) = analysis.syntax_error {
             anyhow::bail!("{} does not parse: {err}", script.display());
@@ -93,6 +95,11 @@ async fn run_script(args: RunArgs) -> anyhow::Result<i32> {
     let run_dir = tempfile::tempdir().context("cannot create a temporary run directory")?;
     let mut run = RunSpec::new(env, &script, run_dir.path())?;
     run.extra_args = args.args;
+    run.support_files = siblings
+        .into_iter()
+        .map(|(_, p)| p)
+        .filter(|p| *p != script)
+        .collect();
     run.network = args.network;
     run.limits = Limits {
         wall_timeout: Duration::from_secs(args.timeout),
@@ -100,8 +107,8 @@ async fn run_script(args: RunArgs) -> anyhow::Result<i32> {
         ..Limits::default()
     };
     let outcome = Sandbox::new(backend).run(&run).await?;
-    std::io::stdout().write_all(outcome.stdout.as_bytes())?;
-    std::io::stderr().write_all(outcome.stderr.as_bytes())?;
+    output::write_stdout(&outcome.stdout)?;
+    output::write_stderr(&outcome.stderr)?;
     if outcome.timed_out {
         tracing::error!("the script was killed after {} s (--timeout)", args.timeout);
         return Ok(124);
@@ -117,8 +124,9 @@ async fn run_script(args: RunArgs) -> anyhow::Result<i32> {
         .unwrap_or_else(|| 128 + outcome.signal.unwrap_or(9)))
 }
 
-/// Module names of the `.py` files beside the script (imports of those are not packages).
-fn sibling_modules(script: &std::path::Path) -> Vec<String> {
+/// The `.py` files beside the script, with their module names: imports of those are not
+/// packages, and they are shared with the sandbox (read-only) so the script can import them.
+fn sibling_modules(script: &std::path::Path) -> Vec<(String, PathBuf)> {
     let Some(dir) = script.parent() else {
         return Vec::new();
     };
@@ -128,28 +136,28 @@ fn sibling_modules(script: &std::path::Path) -> Vec<String> {
         .flatten()
         .filter_map(|e| {
             let p = e.path();
-            (p.extension()? == "py").then(|| p.file_stem()?.to_str().map(str::to_owned))?
+            if p.extension()? != "py" || !p.is_file() {
+                return None;
+            }
+            let module = p.file_stem()?.to_str()?.to_owned();
+            Some((module, p))
         })
         .collect()
 }
 
 async fn run_doctor(json: bool) -> anyhow::Result<i32> {
     let findings = doctor().await;
-    let mut out = std::io::stdout().lock();
-    if json {
-        serde_json::to_writer_pretty(&mut out, &findings)?;
-        writeln!(out)?;
+    let text = if json {
+        serde_json::to_string_pretty(&findings)? + "\n"
     } else {
+        let mut text = String::new();
         for f in &findings {
-            writeln!(
-                out,
-                "{:<7} {:<4} {}",
-                f.name,
-                if f.ok { "ok" } else { "NO" },
-                f.detail
-            )?;
+            let status = if f.ok { "ok" } else { "NO" };
+            writeln!(text, "{:<7} {status:<4} {}", f.name, f.detail)?;
         }
-    }
+        text
+    };
+    output::write_stdout(&text)?;
     let any_isolation = findings
         .iter()
         .any(|f| f.ok && (f.name == "bwrap" || f.name == "docker"));

@@ -12,6 +12,8 @@ mod pandera;
 mod robustness;
 mod snapshots;
 
+mod sandbox;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -174,3 +174,22 @@ async fn private_input_files_are_readable_inside() {
     assert!(out.success(), "{out:?}");
     assert_eq!(out.stdout, "secret,ok\n\n");
 }
+
+#[tokio::test]
+async fn support_files_are_importable_but_their_directory_is_not_shared() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("main.py");
+    std::fs::write(
+        &script,
+        "import os, helper\nprint(helper.VALUE, sorted(os.listdir('/var/task')))\n",
+    )
+    .unwrap();
+    let helper = dir.path().join("helper.py");
+    std::fs::write(&helper, "VALUE = 7\n").unwrap();
+    std::fs::write(dir.path().join("private.txt"), "not shared").unwrap();
+    let mut spec = RunSpec::new(shared_env().await, &script, &dir.path().join("run")).unwrap();
+    spec.support_files.push(helper);
+    let out = Sandbox::default().run(&spec).await.unwrap();
+    assert!(out.success(), "{out:?}");
+    assert_eq!(out.stdout, "7 ['helper.py', 'main.py']\n");
+}
