@@ -24,6 +24,7 @@ SYSTEM_NEEDS=(
   "git:git"
   "curl:curl"
   "pkg-config:pkg-config"
+  "debootstrap:debootstrap"  # the sandbox's Docker backend builds its base image with it
 )
 
 ensure_system_packages() {

@@ -3,7 +3,8 @@
 
 Every tool runs as its own child process on a warm page cache; wall time comes from
 `time.perf_counter` around the child, peak RSS from GNU time (`/usr/bin/time -f %M`).
-Each tool runs `--repeat` times; the table shows the fastest run and the largest peak RSS.
+Each tool runs `--repeat` times, round-robin; the table shows the fastest run and the largest
+peak RSS. The load average before and after is printed: other processes skew the times.
 Ratios are the tool's time over autocoder's (above 1 means autocoder is faster).
 
 Usage: compare.py CSV --autocoder PATH [--repeat 3] [--json OUT]
@@ -95,19 +96,22 @@ def main() -> int:
         ]
     size = os.path.getsize(args.csv)
     print(f"file: {args.csv} ({size / 2**20:.0f} MiB), cores: {os.cpu_count()}, "
-          f"runs per tool: {args.repeat}", flush=True)
+          f"runs per tool: {args.repeat}, load average {os.getloadavg()[0]:.2f}", flush=True)
     warm(args.csv)
-    results = []
-    for name, cmd in tools:
-        times, rss, codes = [], 0, []
-        for _ in range(args.repeat):
+    # Round-robin over the tools, so load from other processes hits every tool alike.
+    runs: dict[str, list[tuple[float, int, int]]] = {name: [] for name, _ in tools}
+    for round_ in range(args.repeat):
+        for name, cmd in tools:
             seconds, peak, code = run(cmd)
-            times.append(seconds)
-            rss = max(rss, peak)
-            codes.append(code)
+            runs[name].append((seconds, peak, code))
+            print(f"  run {round_ + 1}: {name}: {seconds:.2f} s, peak RSS {peak / 2**20:.0f} MiB",
+                  flush=True)
+    results = []
+    for name, _ in tools:
+        times = [t for t, _, _ in runs[name]]
         results.append({"tool": name, "best_s": min(times), "times_s": times,
-                        "peak_rss_mib": rss / 2**20, "ok": all(c == 0 for c in codes)})
-        print(f"  {name}: best {min(times):.2f} s, peak RSS {rss / 2**20:.0f} MiB", flush=True)
+                        "peak_rss_mib": max(p for _, p, _ in runs[name]) / 2**20,
+                        "ok": all(c == 0 for _, _, c in runs[name])})
     base = results[0]["best_s"]
     print()
     print(f"{'tool':34} {'best s':>8} {'MiB/s':>8} {'peak RSS MiB':>13} {'time / autocoder':>17}")
@@ -115,6 +119,7 @@ def main() -> int:
         note = "" if r["ok"] else "  (failed)"
         print(f"{r['tool']:34} {r['best_s']:8.2f} {size / 2**20 / r['best_s']:8.0f} "
               f"{r['peak_rss_mib']:13.0f} {r['best_s'] / base:17.2f}{note}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"file": args.csv, "bytes": size, "results": results}, f, indent=2)

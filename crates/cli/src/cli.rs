@@ -3,7 +3,10 @@
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::commands::{profile::ProfileArgs, schema::SchemaArgs};
+use crate::commands::{
+    generate::GenerateArgs, profile::ProfileArgs, run::RunArgs, sandbox::SandboxArgs,
+    schema::SchemaArgs,
+};
 
 /// Turn a plain-language task plus sample data into a tested Python script.
 #[derive(Debug, Parser)]
@@ -48,4 +51,19 @@ pub(crate) enum Command {
     /// Print the Pandera schema (a runnable Python module) that the data follows.
     #[command(after_help = EXIT_CODES)]
     Schema(SchemaArgs),
+    /// Generate a tested Python script from a task, sample data, inputs, outputs and rules.
+    #[command(after_help = GENERATE_EXIT_CODES)]
+    Generate(Box<GenerateArgs>),
+    /// Run a generated script (a run directory) on new data.
+    #[command(after_help = EXIT_CODES)]
+    Run(RunArgs),
+    /// Try scripts in the sandbox, and check which sandbox backends work here.
+    Sandbox(SandboxArgs),
 }
+
+/// `generate`'s exit codes.
+pub(crate) const GENERATE_EXIT_CODES: &str = "\
+Exit codes:
+  0  the tests pass (or were skipped on request)
+  1  the loop ended without passing tests (the run directory says why)
+  2  error: a bad request, a model that cannot be used, or a sandbox that cannot run";

@@ -1,5 +1,6 @@
 //! The client: one logical call = replay or HTTP, then log, record and count it.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -28,8 +29,10 @@ pub(crate) struct Inner {
     pub(crate) config: LlmConfig,
     pub(crate) transport: Transport,
     pub(crate) mode: StructuredMode,
+    /// OpenAI's own API (not a compatible server): it wants `max_completion_tokens`.
+    openai_proper: bool,
     calls: AtomicU64,
-    totals: Mutex<UsageTotal>,
+    totals: Mutex<Totals>,
     log: Option<JsonlWriter>,
     recorder: Option<JsonlWriter>,
     replay: Option<Mutex<Replay>>,
@@ -98,12 +101,12 @@ impl LlmClient {
         let log = config
             .conversation_log
             .as_deref()
-            .map(|path| JsonlWriter::open(path, "cannot append to the conversation log"))
+            .map(|path| JsonlWriter::open(path, false, "cannot append to the conversation log"))
             .transpose()?;
         let recorder = config
             .record
             .as_deref()
-            .map(|path| JsonlWriter::open(path, "cannot append to the recording"))
+            .map(|path| JsonlWriter::open(path, true, "cannot write the recording"))
             .transpose()?;
         let replay = config
             .replay
@@ -122,13 +125,15 @@ impl LlmClient {
             ),
             retry: config.retry,
         };
+        let openai_proper = provider == Provider::OpenAi && config.api_base.is_none();
         Ok(Self {
             inner: Arc::new(Inner {
+                openai_proper,
                 config,
                 transport,
                 mode,
                 calls: AtomicU64::new(0),
-                totals: Mutex::new(UsageTotal::default()),
+                totals: Mutex::new(Totals::default()),
                 log,
                 recorder,
                 replay,
@@ -154,11 +159,22 @@ impl LlmClient {
 
     /// Tokens, calls, retries and latency over every call so far.
     pub fn usage_total(&self) -> UsageTotal {
-        *self
-            .inner
+        self.inner
             .totals
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .all
+    }
+
+    /// [`LlmClient::usage_total`] per step (repairs and retries of a structured call count
+    /// under `<step>/repair` and `<step>/retry`).
+    pub fn usage_by_step(&self) -> BTreeMap<String, UsageTotal> {
+        self.inner
+            .totals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .by_step
+            .clone()
     }
 
     /// Cancelling this token makes every call in flight, and every later one, fail with
@@ -189,7 +205,7 @@ impl LlmClient {
         overrides: &CallParams,
     ) -> Result<Completion, LlmError> {
         let shape = CallShape {
-            params: self.inner.config.params.overridden_by(overrides),
+            params: self.inner.config.effective_params(overrides),
             tools,
             tool_choice: &tool_choice,
             response_format: None,
@@ -214,7 +230,7 @@ impl LlmClient {
             response_format: shape.response_format,
         };
         let body = match self.inner.transport.wire {
-            WireFormat::OpenAi => openai::body(&request),
+            WireFormat::OpenAi => openai::body(&request, self.inner.openai_proper),
             WireFormat::Anthropic => anthropic::body(&request),
         };
         let span = tracing::info_span!("llm_call", step, index, model = %self.inner.config.model);
@@ -268,13 +284,11 @@ impl LlmClient {
             };
             recorder.append(&serde_json::to_value(&call).unwrap_or(Value::Null))?;
         }
-        {
-            let mut totals = inner.totals.lock().unwrap_or_else(PoisonError::into_inner);
-            totals.calls += 1;
-            totals.retries += retries;
-            totals.usage = totals.usage.plus(reply.usage);
-            totals.latency += latency;
-        }
+        inner
+            .totals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add(step, retries, reply.usage, latency);
         tracing::info!(
             input_tokens = reply.usage.input_tokens,
             output_tokens = reply.usage.output_tokens,
@@ -343,6 +357,25 @@ impl LlmClient {
             "response": response,
             "error": response.is_none().then_some("no recorded answer"),
         }))
+    }
+}
+
+/// Running totals, overall and per step.
+#[derive(Default)]
+struct Totals {
+    all: UsageTotal,
+    by_step: BTreeMap<String, UsageTotal>,
+}
+
+impl Totals {
+    fn add(&mut self, step: &str, retries: u64, usage: crate::Usage, latency: Duration) {
+        let by_step = self.by_step.entry(step.to_owned()).or_default();
+        for total in [&mut self.all, by_step] {
+            total.calls += 1;
+            total.retries += retries;
+            total.usage = total.usage.plus(usage);
+            total.latency += latency;
+        }
     }
 }
 

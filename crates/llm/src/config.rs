@@ -7,9 +7,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::ModelSpec;
 
-/// Sampling parameters of a call. `None` leaves the provider's default. Per-call overrides are
-/// laid over the configured defaults with [`CallParams::overridden_by`]; none of these fields can
-/// switch off a call's structured-output settings.
+/// Sampling parameters of a call. `None` leaves the provider's default.
+///
+/// Precedence, lowest first: [`LlmConfig::params`] (defaults), the values a call passes (a
+/// step's own budget, e.g. more tokens for code than for a plan), then
+/// [`LlmConfig::forced_params`] (what the user pinned, e.g. `--temperature 0`). Unset fields
+/// never override, so a pinned temperature leaves each step's `max_tokens` alone. None of these
+/// fields can switch off a call's structured-output settings.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CallParams {
@@ -127,8 +131,10 @@ pub struct LlmConfig {
     pub api_base: Option<String>,
     /// Overrides the environment variable the API key is read from.
     pub api_key_env: Option<String>,
-    /// Default sampling parameters of every call.
+    /// Default sampling parameters of every call (a call's own values win).
     pub params: CallParams,
+    /// Parameters the user pinned: they win over a call's own values.
+    pub forced_params: CallParams,
     /// HTTP timeouts.
     pub timeouts: Timeouts,
     /// Retries.
@@ -151,6 +157,7 @@ impl LlmConfig {
             api_base: None,
             api_key_env: None,
             params: CallParams::default(),
+            forced_params: CallParams::default(),
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             conversation_log: None,
@@ -158,5 +165,12 @@ impl LlmConfig {
             replay: None,
             structured_mode: StructuredMode::Auto,
         }
+    }
+
+    /// The parameters a call with these values sends (see [`CallParams`] for the precedence).
+    pub fn effective_params(&self, call: &CallParams) -> CallParams {
+        self.params
+            .overridden_by(call)
+            .overridden_by(&self.forced_params)
     }
 }

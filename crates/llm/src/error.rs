@@ -1,7 +1,6 @@
 //! Errors from talking to a model.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Why a model call (or setting up the client) failed.
 #[derive(Debug, thiserror::Error)]
@@ -163,7 +162,17 @@ pub enum LlmError {
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client: {0}")]
     HttpClient(#[source] reqwest::Error),
-    /// How long to wait is not representable (a bug).
-    #[error("internal: invalid duration {0:?}")]
-    Duration(Duration),
+}
+
+impl LlmError {
+    /// Whether trying the same work again later may succeed: the provider was unreachable,
+    /// overloaded or rate-limited beyond the retries, or the call was cut off by a timeout.
+    /// Configuration, credential, replay and answer-format errors are not transient.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Transport { .. } => true,
+            Self::Api { status, .. } => matches!(status, 408 | 409 | 429 | 500..=599),
+            _ => false,
+        }
+    }
 }

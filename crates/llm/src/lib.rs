@@ -45,6 +45,8 @@ pub use message::{
     Completion, FinishReason, Message, Role, ToolCall, ToolChoice, ToolSpec, Usage, UsageTotal,
 };
 pub use model::{ModelSpec, Provider, WireFormat};
+/// The schema derive callers need for [`LlmClient::structured`] (`#[derive(JsonSchema)]`).
+pub use schemars;
 pub use structured::{extract_json, make_strict, parse_answer, strict_schema_for};
 pub use structured_call::Structured;
 pub use tokio_util::sync::CancellationToken;

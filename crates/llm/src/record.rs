@@ -20,7 +20,12 @@ pub(crate) struct JsonlWriter {
 }
 
 impl JsonlWriter {
-    pub(crate) fn open(path: &Path, action: &'static str) -> Result<Self, LlmError> {
+    /// Opens `path` for appending (`truncate`: start it empty), creating its folder.
+    pub(crate) fn open(
+        path: &Path,
+        truncate: bool,
+        action: &'static str,
+    ) -> Result<Self, LlmError> {
         if let Some(parent) = path
             .parent()
             .filter(|parent| !parent.as_os_str().is_empty())
@@ -33,7 +38,9 @@ impl JsonlWriter {
         }
         let file = OpenOptions::new()
             .create(true)
-            .append(true)
+            .append(!truncate)
+            .write(true)
+            .truncate(truncate)
             .open(path)
             .map_err(|source| LlmError::Io {
                 action,

@@ -85,19 +85,21 @@ pub fn extract_json(text: &str) -> Result<Value, String> {
     if trimmed.is_empty() {
         return Err("the answer is empty".to_owned());
     }
-    let direct = match serde_json::from_str::<Value>(trimmed) {
+    let mut error = match serde_json::from_str::<Value>(trimmed) {
         Ok(value) => return Ok(value),
         Err(error) => error,
     };
-    if let Some(block) = fenced_block(trimmed)
-        && let Ok(value) = serde_json::from_str::<Value>(block.trim())
-    {
-        return Ok(value);
+    if let Some(block) = fenced_block(trimmed) {
+        match serde_json::from_str::<Value>(block.trim()) {
+            Ok(value) => return Ok(value),
+            // The block's own error says more than the whole text's "expected value".
+            Err(block_error) => error = block_error,
+        }
     }
     if let Some(value) = first_embedded_value(trimmed) {
         return Ok(value);
     }
-    Err(direct.to_string())
+    Err(error.to_string())
 }
 
 /// Parses a value of `T` out of the answer, with a message fit to show the model.
@@ -184,6 +186,8 @@ mod tests {
     fn truncated_json_reports_the_parse_error() {
         let error = extract_json("{\"code\": \"print(").unwrap_err();
         assert!(error.contains("EOF while parsing"), "{error}");
+        let error = extract_json("```json\n{\"code\": \"print(").unwrap_err();
+        assert!(error.contains("EOF while parsing a string"), "{error}");
     }
 
     #[test]

@@ -75,6 +75,21 @@ impl LlmClient {
             .await
     }
 
+    /// [`LlmClient::structured_validated`] with parameter overrides.
+    pub async fn structured_validated_with<T>(
+        &self,
+        step: &str,
+        messages: &[Message],
+        overrides: &CallParams,
+        validate: impl Fn(&T) -> Result<(), String> + Send + Sync,
+    ) -> Result<Structured<T>, LlmError>
+    where
+        T: DeserializeOwned + JsonSchema,
+    {
+        self.structured_inner(step, messages, overrides, &validate)
+            .await
+    }
+
     #[allow(
         clippy::too_many_lines,
         reason = "the repair and rejection rounds read best as one loop"
@@ -124,7 +139,7 @@ impl LlmClient {
             }
         }
         let shape = CallShape {
-            params: self.inner.config.params.overridden_by(overrides),
+            params: self.inner.config.effective_params(overrides),
             tools: &tools,
             tool_choice: &tool_choice,
             response_format: response_format.as_ref(),

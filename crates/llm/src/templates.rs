@@ -47,3 +47,40 @@ pub(crate) fn render(name: &'static str, context: Value) -> Result<String, LlmEr
         .and_then(|template| template.render(context))
         .map_err(|source| LlmError::Template { name, source })
 }
+
+#[cfg(test)]
+mod tests {
+    use minijinja::context;
+
+    use super::*;
+
+    #[test]
+    fn rendered_prompts() {
+        let repair = render(
+            JSON_REPAIR,
+            context! { error => "EOF while parsing a string at line 1 column 15", truncated => true },
+        )
+        .unwrap();
+        insta::assert_snapshot!("json_repair_truncated", repair);
+        let repair = render(
+            JSON_REPAIR,
+            context! { error => "expected `,` or `}` at line 1 column 9", truncated => false },
+        )
+        .unwrap();
+        insta::assert_snapshot!("json_repair", repair);
+        let schema = render(
+            SCHEMA_INSTRUCTION,
+            context! { schema => "{\n  \"type\": \"object\"\n}" },
+        )
+        .unwrap();
+        insta::assert_snapshot!("schema_instruction", schema);
+        let retry = render(
+            VALIDATION_RETRY,
+            context! { reason => "column `price` does not exist" },
+        )
+        .unwrap();
+        insta::assert_snapshot!("validation_retry", retry);
+        let tool = render(STRUCTURED_TOOL, context! { name => "Plan" }).unwrap();
+        insta::assert_snapshot!("structured_tool", tool);
+    }
+}

@@ -187,13 +187,8 @@ impl Transport {
                 }
             };
             let status = response.status().as_u16();
-            let retry_after = response
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|value| value.to_str().ok())
-                .and_then(|value| value.trim().parse::<f64>().ok())
-                .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
-                .map(|seconds| Duration::from_secs_f64(seconds).min(self.retry.max_retry_after));
+            let retry_after =
+                retry_after(response.headers()).map(|wait| wait.min(self.retry.max_retry_after));
             let text = match response.text().await {
                 Ok(text) => self.redact(&text),
                 Err(error) => {
@@ -263,6 +258,21 @@ impl Transport {
             }
         }
     }
+}
+
+/// The wait the provider asks for: `retry-after-ms` (OpenAI) or `Retry-After` in seconds.
+/// (An HTTP-date `Retry-After` is ignored: the backoff applies.)
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.trim().parse::<f64>().ok())
+            .filter(|number| number.is_finite() && *number >= 0.0)
+    };
+    number("retry-after-ms")
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
 }
 
 /// A transport error with its causes (reqwest's `Display` alone hides them).

@@ -2,9 +2,10 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use crate::chunks::Boundary;
+use crate::column::SAMPLES;
 use crate::pipeline::{ChunkFailure, run};
 use crate::records::{ParseSettings, parse_chunk};
 use crate::source::{OpenSettings, Opened, open, open_path};
@@ -149,13 +150,16 @@ fn profile_opened(
         source_name: &source,
     };
     let many_values: Vec<AtomicBool> = (0..columns).map(|_| AtomicBool::new(false)).collect();
-    let mut total = TableAcc::new(columns, 0, options, &[]);
+    let gates: Vec<AtomicU64> = (0..columns * SAMPLES)
+        .map(|_| AtomicU64::new(u64::MAX))
+        .collect();
+    let mut total = TableAcc::new(columns, 0, options, &[], &[]);
     let mut bytes_done = header_bytes;
     run(
         chunker,
         options.effective_threads(),
         |chunk| {
-            let mut acc = TableAcc::new(columns, chunk.index, options, &many_values);
+            let mut acc = TableAcc::new(columns, chunk.index, options, &many_values, &gates);
             let mut bad_lines = Vec::new();
             let counts = parse_chunk(
                 chunk,
@@ -179,6 +183,7 @@ fn profile_opened(
             progress(bytes_done, total_bytes);
             total.merge(done.value);
             total.flag_many_values(&many_values);
+            total.publish_gates(&gates);
             Ok(())
         },
     )?;

@@ -19,6 +19,9 @@ use crate::{
 /// How many shapes a profile lists per column.
 const TOP_SHAPES: usize = 5;
 
+/// Samples per column: numbers, times, then one per date format.
+pub(crate) const SAMPLES: usize = 2 + DATE_FORMATS.len();
+
 /// Settings every column accumulator needs.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ColumnSettings {
@@ -35,6 +38,8 @@ pub(crate) struct ColumnAcc {
     bools: u64,
     trues: u64,
     ints: u64,
+    /// Integers not written the one way (`+3`, ` 3`, `-0`): equal values may differ as text.
+    odd_ints: u64,
     floats: u64,
     infinities: u64,
     zeros: u64,
@@ -58,10 +63,12 @@ pub(crate) struct ColumnAcc {
     text_max: Option<Extreme>,
     counts: ValueCounts,
     patterns: PatternCounts,
+    /// Sample thresholds known from earlier chunks (see [`Moments::gated`]).
+    gates: [u64; SAMPLES],
 }
 
 impl ColumnAcc {
-    pub(crate) fn new(settings: ColumnSettings, many_values: bool) -> Self {
+    pub(crate) fn new(settings: ColumnSettings, many_values: bool, gates: [u64; SAMPLES]) -> Self {
         Self {
             settings,
             count: 0,
@@ -69,13 +76,14 @@ impl ColumnAcc {
             bools: 0,
             trues: 0,
             ints: 0,
+            odd_ints: 0,
             floats: 0,
             infinities: 0,
             zeros: 0,
             negatives: 0,
             int_min: i64::MAX,
             int_max: i64::MIN,
-            numbers: Moments::new(settings.quantile_sample),
+            numbers: Moments::gated(settings.quantile_sample, gates[0]),
             dates: 0,
             date_formats: ALL_DATE_FORMATS,
             iso_dates: 0,
@@ -96,7 +104,23 @@ impl ColumnAcc {
                 ValueCounts::new(settings.distinct_exact_bound)
             },
             patterns: PatternCounts::default(),
+            gates,
         }
+    }
+
+    /// The sample thresholds, to gate later chunks.
+    pub(crate) fn thresholds(&self) -> [u64; SAMPLES] {
+        let mut t = [u64::MAX; SAMPLES];
+        t[0] = self.numbers.threshold();
+        if let Some(m) = &self.times {
+            t[1] = m.threshold();
+        }
+        for (i, m) in self.by_format.iter().enumerate() {
+            if let Some(m) = m {
+                t[2 + i] = m.threshold();
+            }
+        }
+        t
     }
 
     /// Whether distinct values are still counted exactly.
@@ -122,8 +146,9 @@ impl ColumnAcc {
         self.len_min = self.len_min.min(chars);
         self.len_max = self.len_max.max(chars);
         self.len_sum += chars;
-        keep_extreme(&mut self.text_min, value, std::cmp::Ordering::Less);
-        keep_extreme(&mut self.text_max, value, std::cmp::Ordering::Greater);
+        let p = prefix(value);
+        keep_extreme(&mut self.text_min, value, p, std::cmp::Ordering::Less);
+        keep_extreme(&mut self.text_max, value, p, std::cmp::Ordering::Greater);
         if measure_patterns {
             self.patterns.add(value);
         }
@@ -134,6 +159,10 @@ impl ColumnAcc {
             }
             Kind::Int(i) => {
                 self.ints += 1;
+                let b = value.as_bytes();
+                if b[0] == b'+' || b[0] == b' ' || b[b.len() - 1] == b' ' || value == "-0" {
+                    self.odd_ints += 1;
+                }
                 self.int_min = self.int_min.min(i);
                 self.int_max = self.int_max.max(i);
                 self.add_number(i as f64, key);
@@ -161,10 +190,9 @@ impl ColumnAcc {
                     };
                     first = false;
                     if let Some(d) = d {
-                        slot.get_or_insert_with(|| {
-                            Box::new(Moments::new(self.settings.quantile_sample))
-                        })
-                        .add(d as f64, key);
+                        let (k, gate) = (self.settings.quantile_sample, self.gates[2 + i]);
+                        slot.get_or_insert_with(|| Box::new(Moments::gated(k, gate)))
+                            .add(d as f64, key);
                     }
                 }
                 if formats & 1 == 1 {
@@ -198,9 +226,9 @@ impl ColumnAcc {
 
     #[inline]
     fn add_time(&mut self, seconds: f64, key: u64) {
-        let sample = self.settings.quantile_sample;
+        let (k, gate) = (self.settings.quantile_sample, self.gates[1]);
         self.times
-            .get_or_insert_with(|| Box::new(Moments::new(sample)))
+            .get_or_insert_with(|| Box::new(Moments::gated(k, gate)))
             .add(seconds, key);
     }
 
@@ -211,6 +239,7 @@ impl ColumnAcc {
         self.bools += next.bools;
         self.trues += next.trues;
         self.ints += next.ints;
+        self.odd_ints += next.odd_ints;
         self.floats += next.floats;
         self.infinities += next.infinities;
         self.zeros += next.zeros;
@@ -237,10 +266,20 @@ impl ColumnAcc {
         self.len_max = self.len_max.max(next.len_max);
         self.len_sum += next.len_sum;
         if let Some(v) = next.text_min {
-            keep_extreme(&mut self.text_min, &v.text, std::cmp::Ordering::Less);
+            keep_extreme(
+                &mut self.text_min,
+                &v.text,
+                v.prefix,
+                std::cmp::Ordering::Less,
+            );
         }
         if let Some(v) = next.text_max {
-            keep_extreme(&mut self.text_max, &v.text, std::cmp::Ordering::Greater);
+            keep_extreme(
+                &mut self.text_max,
+                &v.text,
+                v.prefix,
+                std::cmp::Ordering::Greater,
+            );
         }
         self.counts.merge(next.counts);
         self.patterns.merge(next.patterns);
@@ -283,7 +322,10 @@ impl ColumnAcc {
             } else {
                 HLL_RELATIVE_ERROR
             },
-            unique: counts.exact && counts.all_unique && self.count > 0,
+            unique: counts.exact
+                && counts.all_unique
+                && self.count > 0
+                && self.text_is_value(dtype),
             min: None,
             max: None,
             numeric: None,
@@ -372,6 +414,24 @@ impl ColumnAcc {
         p
     }
 
+    /// Whether different texts always mean different values in a column of type `dtype`, so
+    /// that unique texts prove unique values (`1.0` and `1.00`, `10:00Z` and `12:00+02:00`
+    /// differ as text only).
+    fn text_is_value(&self, dtype: DataType) -> bool {
+        match dtype {
+            DataType::String | DataType::Empty => true,
+            DataType::Integer => self.odd_ints == 0,
+            DataType::Date => self.date_formats & 1 == 1,
+            DataType::Datetime => {
+                self.offsets == 0
+                    && self.iso_dates == 0
+                    && !self.forms_mixed
+                    && self.first_form.is_some_and(|f| !f.fraction)
+            }
+            DataType::Boolean | DataType::Float => self.count <= 1,
+        }
+    }
+
     /// Quantiles, histogram, sortedness and proven uniqueness from `m`.
     fn distribution(
         &self,
@@ -434,15 +494,18 @@ struct Extreme {
 #[inline]
 fn prefix(value: &str) -> u64 {
     let b = value.as_bytes();
-    let mut w = [0u8; 8];
-    let n = b.len().min(8);
-    w[..n].copy_from_slice(&b[..n]);
-    u64::from_be_bytes(w)
+    if let Some(head) = b.first_chunk::<8>() {
+        return u64::from_be_bytes(*head);
+    }
+    let mut p = 0u64;
+    for (i, &c) in b.iter().enumerate() {
+        p |= u64::from(c) << (56 - 8 * i);
+    }
+    p
 }
 
 #[inline]
-fn keep_extreme(slot: &mut Option<Extreme>, value: &str, want: std::cmp::Ordering) {
-    let p = prefix(value);
+fn keep_extreme(slot: &mut Option<Extreme>, value: &str, p: u64, want: std::cmp::Ordering) {
     match slot {
         Some(current) => {
             let order = p

@@ -20,21 +20,23 @@ pub(crate) struct PatternCounts {
     matches: [u64; Pattern::ALL.len()],
     shapes: HashMap<String, u64>,
     other_shapes: u64,
+    scratch: String,
 }
 
 impl PatternCounts {
     pub(crate) fn add(&mut self, value: &str) {
         self.values += 1;
-        for p in candidates(value) {
-            if p.matches(value) {
+        let mask = candidates(value);
+        for p in Pattern::ALL {
+            if mask & (1 << p as u32) != 0 && p.matches(value) {
                 self.matches[p as usize] += 1;
             }
         }
-        let shape = shape(value);
-        if let Some(c) = self.shapes.get_mut(&shape) {
+        shape_into(value, &mut self.scratch);
+        if let Some(c) = self.shapes.get_mut(self.scratch.as_str()) {
             *c += 1;
         } else if self.shapes.len() < MAX_SHAPES {
-            self.shapes.insert(shape, 1);
+            self.shapes.insert(self.scratch.clone(), 1);
         } else {
             self.other_shapes += 1;
         }
@@ -89,8 +91,16 @@ impl PatternCounts {
 }
 
 /// `A` for letters, `9` for digits, other characters as they are.
+#[cfg(test)]
 pub(crate) fn shape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len().min(MAX_SHAPE + 3));
+    let mut out = String::new();
+    shape_into(value, &mut out);
+    out
+}
+
+/// [`shape`] into a reused buffer.
+fn shape_into(value: &str, out: &mut String) {
+    out.clear();
     for (i, c) in value.chars().enumerate() {
         if i == MAX_SHAPE {
             out.push('…');
@@ -104,11 +114,10 @@ pub(crate) fn shape(value: &str) -> String {
             c
         });
     }
-    out
 }
 
-/// The patterns `value` could match, by cheap necessary conditions.
-fn candidates(value: &str) -> impl Iterator<Item = Pattern> {
+/// The patterns `value` could match, by cheap necessary conditions (a bit per pattern).
+fn candidates(value: &str) -> u32 {
     let b = value.as_bytes();
     let len = b.len();
     let first = b.first().copied().unwrap_or(0);
@@ -116,49 +125,49 @@ fn candidates(value: &str) -> impl Iterator<Item = Pattern> {
     let has = |c: u8| memchr::memchr(c, b).is_some();
     let digits = b.iter().filter(|c| c.is_ascii_digit()).count();
     let hexish = b.iter().all(u8::is_ascii_hexdigit);
-    let mut out: Vec<Pattern> = Vec::new();
+    let mut out = 0u32;
     if has(b'@') {
-        out.push(Pattern::Email);
+        out |= 1 << Pattern::Email as u32;
     }
     if has(b':') {
         if matches!(first, b'h' | b'H' | b'f' | b'F') {
-            out.push(Pattern::Url);
+            out |= 1 << Pattern::Url as u32;
         }
-        out.push(Pattern::Ipv6);
+        out |= 1 << Pattern::Ipv6 as u32;
         if len >= 16 && first.is_ascii_digit() {
-            out.push(Pattern::IsoDatetime);
+            out |= 1 << Pattern::IsoDatetime as u32;
         }
     }
     if len == 36 && has(b'-') {
-        out.push(Pattern::Uuid);
+        out |= 1 << Pattern::Uuid as u32;
     }
     if (7..=15).contains(&len) && first.is_ascii_digit() && has(b'.') {
-        out.push(Pattern::Ipv4);
+        out |= 1 << Pattern::Ipv4 as u32;
     }
     if (7..=25).contains(&digits) {
-        out.push(Pattern::Phone);
+        out |= 1 << Pattern::Phone as u32;
     }
     if len == 10 && first.is_ascii_digit() {
-        out.push(Pattern::IsoDate);
+        out |= 1 << Pattern::IsoDate as u32;
     }
     if digits > 0 {
-        out.push(Pattern::Currency);
+        out |= 1 << Pattern::Currency as u32;
         if last == b'%' {
-            out.push(Pattern::Percent);
+            out |= 1 << Pattern::Percent as u32;
         }
-        out.push(Pattern::IntegerText);
-        out.push(Pattern::DecimalText);
+        out |= 1 << Pattern::IntegerText as u32;
+        out |= 1 << Pattern::DecimalText as u32;
     }
     if len <= 5 {
-        out.push(Pattern::BooleanText);
+        out |= 1 << Pattern::BooleanText as u32;
     }
     if (hexish && len >= 8) || (len > 2 && (value.starts_with("0x") || value.starts_with("0X"))) {
-        out.push(Pattern::Hex);
+        out |= 1 << Pattern::Hex as u32;
     }
     if matches!(first, b'{' | b'[') || value.trim_start().starts_with(['{', '[']) {
-        out.push(Pattern::Json);
+        out |= 1 << Pattern::Json as u32;
     }
-    out.into_iter()
+    out
 }
 
 #[cfg(test)]
@@ -192,10 +201,13 @@ mod tests {
             "1",
         ];
         for v in values {
-            let cands: Vec<Pattern> = candidates(v).collect();
+            let cands = candidates(v);
             for p in Pattern::ALL {
                 if p.matches(v) {
-                    assert!(cands.contains(&p), "{v:?} matches {p:?} but was filtered");
+                    assert!(
+                        cands & (1 << p as u32) != 0,
+                        "{v:?} matches {p:?} but was filtered"
+                    );
                 }
             }
         }

@@ -118,8 +118,9 @@ pub struct ColumnProfile {
     pub distinct_exact: bool,
     /// The relative standard error of `distinct` (0 when exact).
     pub distinct_relative_error: f64,
-    /// Proven unique: no non-missing value repeats (known exactly, or values strictly increase
-    /// or decrease).
+    /// Proven unique: no non-missing value repeats. Known from exact counts of the texts when
+    /// different texts are different values for the type (not for floats, booleans, datetimes
+    /// with offsets or fractions), or because values strictly increase or decrease.
     pub unique: bool,
     /// The smallest value (numbers, ISO dates, or text by byte order).
     #[serde(default, skip_serializing_if = "Option::is_none")]

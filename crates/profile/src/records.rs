@@ -60,6 +60,11 @@ impl<'a> Record<'a> {
     pub fn fields(&self) -> impl Iterator<Item = &'a str> + '_ {
         (0..self.len()).filter_map(|i| self.field(i))
     }
+
+    /// The fields' text end to end, and where each field ends in it.
+    pub(crate) fn raw(&self) -> (&'a str, &'a [usize]) {
+        (self.text, self.ends)
+    }
 }
 
 /// How to parse a chunk.

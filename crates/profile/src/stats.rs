@@ -104,7 +104,13 @@ pub(crate) struct Moments {
 }
 
 impl Moments {
+    #[cfg(test)]
     pub(crate) fn new(sample: usize) -> Self {
+        Self::gated(sample, u64::MAX)
+    }
+
+    /// Moments whose sample ignores keys from `threshold` up (see [`BottomK::with_threshold`]).
+    pub(crate) fn gated(sample: usize, threshold: u64) -> Self {
         Self {
             n: 0,
             mean: 0.0,
@@ -114,7 +120,7 @@ impl Moments {
             min: f64::INFINITY,
             max: f64::NEG_INFINITY,
             mono: Mono::default(),
-            sample: BottomK::new(sample),
+            sample: BottomK::with_threshold(sample, threshold),
         }
     }
 
@@ -174,6 +180,11 @@ impl Moments {
         } else {
             self.sum() / self.n as f64
         }
+    }
+
+    /// Keys from here up cannot enter the sample.
+    pub(crate) fn threshold(&self) -> u64 {
+        self.sample.threshold()
     }
 
     /// Sample standard deviation (ddof = 1).

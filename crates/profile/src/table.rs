@@ -3,9 +3,9 @@
 
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::column::{ColumnAcc, ColumnSettings};
+use crate::column::{ColumnAcc, ColumnSettings, SAMPLES};
 use crate::records::{ChunkCounts, Record};
 use crate::sketch::bottomk::BottomK;
 use crate::sketch::counts::IdHasher;
@@ -23,7 +23,9 @@ const BAD_LINES_LISTED: usize = 20;
 struct Sampled {
     row: u64,
     line: u64,
-    values: Vec<String>,
+    /// The fields end to end, and where each ends.
+    text: String,
+    ends: Vec<usize>,
 }
 
 /// Everything known about a chunk (or, after merging, the file so far).
@@ -50,6 +52,7 @@ impl TableAcc {
         chunk: u64,
         options: &ProfileOptions,
         many_values: &[AtomicBool],
+        gates: &[AtomicU64],
     ) -> Self {
         let settings = ColumnSettings {
             distinct_exact_bound: options.distinct_exact_bound,
@@ -61,7 +64,13 @@ impl TableAcc {
                     let many = many_values
                         .get(i)
                         .is_some_and(|f| f.load(Ordering::Relaxed));
-                    ColumnAcc::new(settings, many)
+                    let mut g = [u64::MAX; SAMPLES];
+                    for (j, slot) in g.iter_mut().enumerate() {
+                        if let Some(gate) = gates.get(i * SAMPLES + j) {
+                            *slot = gate.load(Ordering::Relaxed);
+                        }
+                    }
+                    ColumnAcc::new(settings, many, g)
                 })
                 .collect(),
             rows: 0,
@@ -100,10 +109,14 @@ impl TableAcc {
             }
         }
         self.row_hashes.push(row_hash);
-        self.samples.offer(key, || Sampled {
-            row: record.row_in_chunk(),
-            line: record.line(),
-            values: record.fields().map(str::to_owned).collect(),
+        self.samples.offer(key, || {
+            let (text, ends) = record.raw();
+            Sampled {
+                row: record.row_in_chunk(),
+                line: record.line(),
+                text: text.to_owned(),
+                ends: ends.to_vec(),
+            }
         });
     }
 
@@ -112,6 +125,18 @@ impl TableAcc {
         for (c, flag) in self.columns.iter().zip(many_values) {
             if !c.counts_exact() {
                 flag.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Publishes the sample thresholds of the merged file so far: later chunks skip keys that
+    /// cannot make the final samples.
+    pub(crate) fn publish_gates(&self, gates: &[AtomicU64]) {
+        for (i, c) in self.columns.iter().enumerate() {
+            for (j, t) in c.thresholds().into_iter().enumerate() {
+                if let Some(gate) = gates.get(i * SAMPLES + j) {
+                    gate.store(t, Ordering::Relaxed);
+                }
             }
         }
     }
@@ -183,10 +208,22 @@ impl TableAcc {
             .samples
             .into_items()
             .into_iter()
-            .map(|s| SampleRow {
-                row: s.row,
-                line: s.line,
-                values: s.values,
+            .map(|s| {
+                let mut start = 0;
+                let values = s
+                    .ends
+                    .iter()
+                    .map(|&end| {
+                        let field = s.text.get(start..end).unwrap_or_default().to_owned();
+                        start = end;
+                        field
+                    })
+                    .collect();
+                SampleRow {
+                    row: s.row,
+                    line: s.line,
+                    values,
+                }
             })
             .collect();
         samples.sort_unstable_by_key(|s| s.row);

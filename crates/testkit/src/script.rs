@@ -183,3 +183,39 @@ pub struct ScriptToolCall {
     /// The arguments object.
     pub arguments: Value,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The example in the crate docs parses.
+    #[test]
+    fn documented_example_parses() {
+        let docs = include_str!("lib.rs");
+        let start = docs.find("//! ```json\n").unwrap() + "//! ```json\n".len();
+        let end = start + docs[start..].find("//! ```\n").unwrap();
+        let json: String = docs[start..end]
+            .lines()
+            .map(|line| line.trim_start_matches("//!").trim_start())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let script = Script::from_json(&json).unwrap();
+        assert_eq!(script.entries.len(), 8);
+        assert_eq!(
+            script.entries[3].reply,
+            Reply::HttpError {
+                status: 429,
+                retry_after: Some(1),
+                message: "slow down".into()
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected_with_a_position() {
+        let error = Script::from_json(r#"{"entries": [{"stp": "plan", "reply": {"text": "x"}}]}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("unknown field `stp`"), "{error}");
+    }
+}

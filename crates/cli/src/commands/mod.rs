@@ -5,8 +5,11 @@ use std::process::ExitCode;
 use crate::cli::{Cli, Command};
 
 pub(crate) mod constraint;
+pub(crate) mod generate;
 pub(crate) mod input;
 pub(crate) mod profile;
+pub(crate) mod run;
+pub(crate) mod sandbox;
 pub(crate) mod schema;
 
 /// Runs the parsed command line and returns the process exit code.
@@ -14,5 +17,21 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Profile(args) => profile::run(&args, &cli.global),
         Command::Schema(args) => schema::run(&args, &cli.global),
+        Command::Generate(args) => {
+            exit_code(runtime()?.block_on(generate::run(*args, &cli.global)))
+        }
+        Command::Run(args) => exit_code(runtime()?.block_on(run::run(args))),
+        Command::Sandbox(args) => exit_code(runtime()?.block_on(sandbox::run(args))),
     }
+}
+
+/// The async runtime for the commands that talk to models and sandboxes.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+fn exit_code(code: anyhow::Result<i32>) -> anyhow::Result<ExitCode> {
+    Ok(ExitCode::from(u8::try_from(code?).unwrap_or(1)))
 }

@@ -7,6 +7,7 @@
 mod constraints;
 mod errors;
 mod formats;
+mod generate;
 mod pandera;
 mod robustness;
 

@@ -5,7 +5,9 @@ use serde_json::{Map, Value, json};
 use super::{ResponseFormat, WireReply, WireRequest, u64_at};
 use crate::{FinishReason, Message, Role, ToolCall, ToolChoice, Usage};
 
-pub(crate) fn body(request: &WireRequest<'_>) -> Value {
+/// The request body. OpenAI's own API wants `max_completion_tokens` (its reasoning models
+/// reject `max_tokens`); compatible servers (llama.cpp, vLLM, Ollama, ...) read `max_tokens`.
+pub(crate) fn body(request: &WireRequest<'_>, openai_proper: bool) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
     body.insert(
@@ -17,7 +19,12 @@ pub(crate) fn body(request: &WireRequest<'_>) -> Value {
         body.insert("temperature".into(), json!(temperature));
     }
     if let Some(max_tokens) = params.max_tokens {
-        body.insert("max_tokens".into(), json!(max_tokens));
+        let key = if openai_proper {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body.insert(key.into(), json!(max_tokens));
     }
     if let Some(top_p) = params.top_p {
         body.insert("top_p".into(), json!(top_p));
@@ -161,4 +168,29 @@ pub(crate) fn error_message(body: &Value) -> Option<String> {
     body.pointer("/error/message")
         .and_then(Value::as_str)
         .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CallParams;
+
+    #[test]
+    fn openai_proper_gets_max_completion_tokens() {
+        let params = CallParams {
+            max_tokens: Some(10),
+            ..CallParams::default()
+        };
+        let request = WireRequest {
+            model: "o3",
+            messages: &[],
+            params: &params,
+            tools: &[],
+            tool_choice: &ToolChoice::Auto,
+            response_format: None,
+        };
+        assert_eq!(body(&request, true)["max_completion_tokens"], 10);
+        assert!(body(&request, true).get("max_tokens").is_none());
+        assert_eq!(body(&request, false)["max_tokens"], 10);
+    }
 }

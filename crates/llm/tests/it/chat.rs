@@ -13,10 +13,12 @@ async fn openai_chat_sends_params_step_and_key() {
     ])
     .await;
     let mut config = config(&server, "openai/gpt-4.1");
-    config.params.temperature = Some(0.2);
+    config.params.temperature = Some(0.9);
     config.params.max_tokens = Some(100);
+    config.forced_params.temperature = Some(0.2);
     let client = client(config);
     let overrides = CallParams {
+        temperature: Some(0.5),
         max_tokens: Some(50),
         seed: Some(7),
         stop: vec!["END".into()],
@@ -48,7 +50,7 @@ async fn openai_chat_sends_params_step_and_key() {
     assert_eq!(request.headers["authorization"], "[redacted]");
     let body = &request.body;
     assert_eq!(body["model"], "gpt-4.1");
-    assert_eq!(body["temperature"], 0.2);
+    assert_eq!(body["temperature"], 0.2, "the user's pinned value wins");
     assert_eq!(body["max_tokens"], 50, "the per-call override wins");
     assert_eq!(body["seed"], 7);
     assert_eq!(body["stop"], json!(["END"]));

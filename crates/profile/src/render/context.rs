@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use autocoder_schema::DataType;
 
 use super::format::{
-    delimiter, distinct, dtype, float, monotonic, nulls, quantiles, scalar, short_value, truncate,
+    count, delimiter, distinct, dtype, float, monotonic, nulls, quantiles, scalar, short_value,
+    source, truncate,
 };
 use crate::{ColumnProfile, Profile, Quantile};
 
@@ -87,11 +88,11 @@ fn render(profile: &Profile, detail: Detail) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Table `{}` ({}): {} rows, {} columns; delimiter {}, {}; missing values: {}.",
+        "Table `{}` ({}): {}, {}; delimiter {}, {}; missing values: {}.",
         profile.table_name(),
-        profile.source,
-        profile.rows,
-        profile.columns.len(),
+        source(profile),
+        count(profile.rows, "row"),
+        count(profile.columns.len() as u64, "column"),
         delimiter(profile.dialect),
         if profile.dialect.has_header {
             "header row"

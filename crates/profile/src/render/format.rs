@@ -23,6 +23,24 @@ pub(super) fn float(x: f64) -> String {
     }
 }
 
+/// `1 row`, `2 rows`.
+pub(super) fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// The file as shown to people: `-` is standard input.
+pub(super) fn source(profile: &Profile) -> &str {
+    if profile.source == "-" {
+        "standard input"
+    } else {
+        &profile.source
+    }
+}
+
 /// A scalar as a reader expects it: numbers exact, text bare unless it needs quoting (empty,
 /// surrounding spaces, control characters, commas or quotes), then as a Rust/JSON-style literal.
 pub(super) fn scalar(value: &Scalar) -> String {

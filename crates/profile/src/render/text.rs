@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use autocoder_schema::DataType;
 
 use super::format::{
-    bytes, delimiter, distinct, dtype, float, monotonic, nulls, quantiles, scalar, short_value,
-    truncate,
+    bytes, count, delimiter, distinct, dtype, float, monotonic, nulls, quantiles, scalar,
+    short_value, source, truncate,
 };
 use crate::{ColumnProfile, Histogram, Profile};
 
@@ -38,10 +38,10 @@ pub fn text(profile: &Profile) -> String {
 fn summary(out: &mut String, profile: &Profile) {
     let _ = writeln!(
         out,
-        "{}: {} rows, {} columns, {}",
-        profile.source,
-        profile.rows,
-        profile.columns.len(),
+        "{}: {}, {}, {}",
+        source(profile),
+        count(profile.rows, "row"),
+        count(profile.columns.len() as u64, "column"),
         bytes(profile.bytes)
     );
     let _ = writeln!(

@@ -30,6 +30,20 @@ impl<T> BottomK<T> {
         }
     }
 
+    /// A sample that already knows keys from `threshold` up cannot make the final sample
+    /// (another part of the input has `k` smaller ones).
+    pub(crate) fn with_threshold(k: usize, threshold: u64) -> Self {
+        Self {
+            threshold,
+            ..Self::new(k)
+        }
+    }
+
+    /// Keys from here up are not kept.
+    pub(crate) fn threshold(&self) -> u64 {
+        self.threshold
+    }
+
     /// Offers an item; `make` is called only when the item may be kept.
     #[inline]
     pub(crate) fn offer(&mut self, key: u64, make: impl FnOnce() -> T) {

@@ -42,12 +42,63 @@ struct Entry {
     text: Option<Box<str>>,
 }
 
+/// Bits of an exact entry that index its text; the rest count.
+const INDEX_BITS: u32 = 24;
+const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
+
+/// Exact counts: the map holds `count << INDEX_BITS | index of the text`, 16 bytes an entry, so
+/// that counting touches one small table.
+#[derive(Debug, Clone, Default)]
+struct Exact {
+    map: HashedMap<u64>,
+    /// Every distinct text end to end, and where each ends.
+    arena: String,
+    ends: Vec<usize>,
+}
+
+impl Exact {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn text(&self, index: usize) -> &str {
+        let start = if index == 0 { 0 } else { self.ends[index - 1] };
+        self.arena.get(start..self.ends[index]).unwrap_or_default()
+    }
+
+    /// Adds `count` occurrences; false when the value is new and there are `bound` values.
+    #[inline]
+    fn add(&mut self, hash: u64, text: &str, count: u64, bound: usize) -> bool {
+        if let Some(v) = self.map.get_mut(&hash) {
+            *v += count << INDEX_BITS;
+            return true;
+        }
+        if self.ends.len() >= bound {
+            return false;
+        }
+        self.map
+            .insert(hash, (count << INDEX_BITS) | self.ends.len() as u64);
+        self.arena.push_str(text);
+        self.ends.push(self.arena.len());
+        true
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (u64, u64, &str)> + '_ {
+        self.map.iter().map(|(&h, &v)| {
+            // The index is below `ends.len()` by construction.
+            #[allow(clippy::cast_possible_truncation)]
+            let index = (v & INDEX_MASK) as usize;
+            (h, v >> INDEX_BITS, self.text(index))
+        })
+    }
+}
+
 /// Counts of the values of one column.
 #[derive(Debug, Clone)]
 pub(crate) struct ValueCounts {
     bound: usize,
     /// Exact counts, while there are at most `bound` distinct values.
-    exact: Option<HashedMap<Entry>>,
+    exact: Option<Exact>,
     /// Past the bound: distinct values.
     hll: Option<Box<Hll>>,
     /// Past the bound: the heavy hitters (text kept from their second occurrence).
@@ -65,8 +116,8 @@ pub(crate) struct CountsSummary {
 impl ValueCounts {
     pub(crate) fn new(bound: usize) -> Self {
         Self {
-            bound: bound.max(1),
-            exact: Some(HashedMap::default()),
+            bound: bound.clamp(1, 1 << INDEX_BITS),
+            exact: Some(Exact::default()),
             hll: None,
             heavy: HashedMap::default(),
         }
@@ -76,7 +127,7 @@ impl ValueCounts {
     /// `bound` distinct values.
     pub(crate) fn sketched(bound: usize) -> Self {
         Self {
-            bound: bound.max(1),
+            bound: bound.clamp(1, 1 << INDEX_BITS),
             exact: None,
             hll: Some(Box::default()),
             heavy: HashedMap::default(),
@@ -92,19 +143,8 @@ impl ValueCounts {
     /// `key % HEAVY_SAMPLING == 0` feed the heavy hitters).
     #[inline]
     pub(crate) fn add(&mut self, hash: u64, text: &str, key: u64) {
-        if let Some(map) = &mut self.exact {
-            if let Some(e) = map.get_mut(&hash) {
-                e.count += 1;
-                return;
-            }
-            if map.len() < self.bound {
-                map.insert(
-                    hash,
-                    Entry {
-                        count: 1,
-                        text: Some(text.into()),
-                    },
-                );
+        if let Some(exact) = &mut self.exact {
+            if exact.add(hash, text, 1, self.bound) {
                 return;
             }
             self.overflow();
@@ -119,38 +159,41 @@ impl ValueCounts {
 
     /// Switches from exact counts to the sketches.
     fn overflow(&mut self) {
-        let Some(map) = self.exact.take() else {
+        let Some(exact) = self.exact.take() else {
             return;
         };
         let mut hll = Box::<Hll>::default();
-        for &h in map.keys() {
+        for &h in exact.map.keys() {
             hll.add(h);
         }
         self.hll = Some(hll);
-        let mut entries: Vec<(u64, Entry)> = map.into_iter().collect();
-        entries.sort_unstable_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(&b.0)));
-        entries.truncate(HEAVY_CAPACITY);
-        for (h, mut e) in entries {
-            e.count = e.count.div_ceil(HEAVY_SAMPLING);
+        // The most frequent values seed the heavy hitters; only their texts are copied.
+        let mut top: Vec<(u64, u64, &str)> = exact.entries().collect();
+        let by_count =
+            |a: &(u64, u64, &str), b: &(u64, u64, &str)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+        if top.len() > HEAVY_CAPACITY {
+            top.select_nth_unstable_by(HEAVY_CAPACITY - 1, by_count);
+            top.truncate(HEAVY_CAPACITY);
+        }
+        for (h, count, text) in top {
+            let e = Entry {
+                count: count.div_ceil(HEAVY_SAMPLING),
+                text: Some(text.into()),
+            };
             merge_heavy_entry(&mut self.heavy, h, e);
         }
         prune_heavy(&mut self.heavy);
     }
 
     pub(crate) fn merge(&mut self, mut other: ValueCounts) {
-        if let (Some(a), Some(b)) = (&mut self.exact, &mut other.exact) {
-            for (h, e) in b.drain() {
-                match a.get_mut(&h) {
-                    Some(x) => x.count += e.count,
-                    None => {
-                        a.insert(h, e);
-                    }
+        if let (Some(a), Some(b)) = (&mut self.exact, &other.exact) {
+            let new = b.map.keys().filter(|h| !a.map.contains_key(h)).count();
+            if a.len() + new <= self.bound {
+                for (h, count, text) in b.entries() {
+                    a.add(h, text, count, usize::MAX);
                 }
+                return;
             }
-            if a.len() > self.bound {
-                self.overflow();
-            }
-            return;
         }
         self.overflow();
         other.overflow();
@@ -165,11 +208,17 @@ impl ValueCounts {
 
     pub(crate) fn summary(&self, top_k: usize) -> CountsSummary {
         let (distinct, exact, entries, all_unique) = match (&self.exact, &self.hll) {
-            (Some(map), _) => (
-                map.len() as u64,
+            (Some(exact), _) => (
+                exact.len() as u64,
                 true,
-                map.values().cloned().collect::<Vec<_>>(),
-                map.values().all(|e| e.count == 1),
+                exact
+                    .entries()
+                    .map(|(_, count, text)| Entry {
+                        count,
+                        text: Some(text.into()),
+                    })
+                    .collect::<Vec<_>>(),
+                exact.entries().all(|(_, count, _)| count == 1),
             ),
             (None, Some(hll)) => (
                 hll.estimate(),

@@ -187,3 +187,37 @@ fn pandas_reads_other_dialects_and_formats() {
     assert_eq!(facts["code"]["dtype"], "str");
     assert_eq!(facts["amount"]["dtype"], "str");
 }
+
+#[test]
+fn pandas_reads_datetimes_in_every_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "naive,frac,mixed,zoned,us_day\n\
+        2024-01-01 10:00:00,2024-01-01T10:00:00.5,2024-01-01,2024-01-01T10:00:00Z,1/31/2024\n\
+        2024-01-02 11:30:00,2024-01-01T10:00:00.123456,2024-01-02T08:30:00,2024-01-01T12:00:00+02:00,12/1/2024\n\
+        NA,,2024-01-03 09:00,,\n";
+    let path = write_file(&dir, "times.csv", text.as_bytes());
+    let profile = profile_path(&path, &ProfileOptions::default(), &|_, _| {}).unwrap();
+    let formats: Vec<Option<&str>> = profile
+        .columns
+        .iter()
+        .map(|c| c.datetime_format.as_deref())
+        .collect();
+    assert_eq!(
+        formats,
+        [
+            Some("%Y-%m-%d %H:%M:%S"),
+            Some("%Y-%m-%dT%H:%M:%S.%f"),
+            Some("ISO8601"),
+            Some("ISO8601"),
+            Some("%m/%d/%Y"),
+        ]
+    );
+    assert!(profile.columns[3].utc);
+    assert_eq!(
+        profile.columns[3].min, profile.columns[3].max,
+        "both values are 10:00 UTC"
+    );
+    let facts = pandas_facts(&path, &profile, &dir);
+    assert_eq!(facts["naive"]["nulls"], 1);
+    assert!(facts["zoned"]["dtype"].as_str().unwrap().contains("UTC"));
+}

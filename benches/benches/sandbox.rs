@@ -1,0 +1,112 @@
+//! The sandbox's speed targets (issue 5): start-up over a bare `python -c pass` (at most +10 ms),
+//! reuse of a built environment (under 50 ms), and a new environment with pandas and pytest from
+//! uv's cache (under 2 s).
+//!
+//! `AUTOCODER_TEST_PYTHON` picks the interpreter (uv is taken from beside it when present);
+//! `AUTOCODER_BENCH_DOCKER=1` adds the Docker backend.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use autocoder_sandbox::{Backend, Env, EnvCache, EnvSpec, PythonSpec, RunSpec, Sandbox};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+fn python() -> PathBuf {
+    std::env::var_os("AUTOCODER_TEST_PYTHON")
+        .map_or_else(|| PathBuf::from("python3"), PathBuf::from)
+}
+
+fn cache(dir: &Path) -> EnvCache {
+    let uv_cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-uv-cache");
+    let cache = EnvCache::new(dir).with_uv_cache(uv_cache);
+    let uv = python().parent().map(|d| d.join("uv"));
+    match uv {
+        Some(uv) if uv.is_file() => cache.with_uv(uv),
+        _ => cache,
+    }
+}
+
+fn spec(packages: &[&str]) -> EnvSpec {
+    EnvSpec::new(packages)
+        .unwrap()
+        .with_python(PythonSpec::Path(python()))
+}
+
+fn start_up(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let envs = tempfile::tempdir().unwrap();
+    let env: Env = rt.block_on(cache(envs.path()).ensure(&spec(&[]))).unwrap();
+    let mut group = c.benchmark_group("start");
+    group.sample_size(30);
+    let bare = env.python.clone();
+    group.bench_function("bare python -c pass", |b| {
+        b.iter(|| {
+            #[allow(
+                clippy::disallowed_methods,
+                reason = "the baseline is a bare process start"
+            )]
+            let status = std::process::Command::new(&bare)
+                .args(["-c", "pass"])
+                .status()
+                .unwrap();
+            assert!(status.success());
+        });
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("pass.py");
+    std::fs::write(&script, "pass\n").unwrap();
+    let mut backends = vec![Backend::Bwrap, Backend::None];
+    if std::env::var_os("AUTOCODER_BENCH_DOCKER").is_some() {
+        backends.push(Backend::Docker);
+    }
+    for backend in backends {
+        let sandbox = Sandbox::new(backend);
+        let run = RunSpec::new(env.clone(), &script, &dir.path().join(backend.name())).unwrap();
+        group.bench_function(format!("sandbox {} run of pass.py", backend.name()), |b| {
+            b.iter(|| {
+                let out = rt.block_on(sandbox.run(&run)).unwrap();
+                assert!(out.success(), "{out:?}");
+            });
+        });
+    }
+    group.finish();
+}
+
+fn environments(c: &mut Criterion) {
+    // `cargo test --all-targets` runs benches once without `--bench`: skip the pandas downloads.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let envs = tempfile::tempdir().unwrap();
+    let pandas = spec(&["pandas"]);
+    // Warm uv's cache (downloads once) and build the environment reused below.
+    rt.block_on(cache(envs.path()).ensure(&pandas)).unwrap();
+    let mut group = c.benchmark_group("env");
+    group.sample_size(10);
+    group.bench_function("reuse of a built pandas+pytest environment", |b| {
+        b.iter(|| {
+            let env = rt.block_on(cache(envs.path()).ensure(&pandas)).unwrap();
+            assert!(!env.freshly_built);
+        });
+    });
+    group.measurement_time(Duration::from_secs(30));
+    group.bench_function("new pandas+pytest environment from uv's cache", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let fresh = tempfile::tempdir().unwrap();
+                let start = Instant::now();
+                let env = rt.block_on(cache(fresh.path()).ensure(&pandas)).unwrap();
+                total += start.elapsed();
+                assert!(env.freshly_built);
+            }
+            total
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, start_up, environments);
+criterion_main!(benches);

@@ -1,0 +1,185 @@
+//! `autocoder generate` and `autocoder run` as a user runs them: the binary against the
+//! scripted LLM server (the only stand-in), with the real sandbox.
+
+use std::path::Path;
+use std::process::Command;
+
+use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
+use serde_json::{Value, json};
+
+const SCRIPT: &str = r#"import argparse
+import csv
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sales", required=True)
+    parser.add_argument("--min_qty", type=int, default=0)
+    args = parser.parse_args()
+    with open(args.sales, newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if int(r["qty"]) >= args.min_qty]
+    with open("/var/outputs/total", "w") as handle:
+        handle.write(str(sum(int(r["qty"]) * float(r["price"]) for r in rows)))
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+const TESTS: &str = r#"import pytest
+
+
+def test_total(run_solution):
+    result = run_solution({"min_qty": 0})
+    assert result.returncode == 0, result.stderr
+    assert result.outputs["total"] == pytest.approx(3 * 2.5 + 2 * 4.0)
+"#;
+
+fn entries() -> Vec<Entry> {
+    vec![
+        Entry::step(
+            "plan",
+            Reply::Json(json!({"summary": "s", "approach": ["a"], "edge_cases": []})),
+        ),
+        Entry::step(
+            "code",
+            Reply::Json(json!({"code": SCRIPT, "packages": [], "system_packages": []})),
+        ),
+        Entry::step("tests", Reply::Json(json!({"tests": TESTS}))),
+    ]
+}
+
+fn autocoder(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_autocoder"))
+        .args(args)
+        .current_dir(dir)
+        .env("SCRIPTED_KEY", "sk-scripted")
+        .env(
+            "AUTOCODER_ENV_CACHE",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
+        )
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn generate_then_run_on_new_data() {
+    let server = ScriptedServer::start(Script::new(entries())).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sales.csv"),
+        "region,qty,price\nnorth,3,2.5\nsouth,2,4.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("more.csv"),
+        "region,qty,price\neast,10,1.5\nwest,1,100\n",
+    )
+    .unwrap();
+    let base = server.base_url();
+    let workdir = dir.path().to_owned();
+    let generated = tokio::task::spawn_blocking(move || {
+        autocoder(
+            &workdir,
+            &[
+                "generate",
+                "--prompt",
+                "Total revenue of the rows with qty >= min_qty.",
+                "--sample",
+                "sales=sales.csv",
+                "--input",
+                "min_qty:int",
+                "--output",
+                "total:float",
+                "--model",
+                "openai/scripted",
+                "--api-base",
+                &base,
+                "--api-key-env",
+                "SCRIPTED_KEY",
+                "--out",
+                "run",
+                "--json",
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&generated.stderr);
+    assert!(generated.status.success(), "{stderr}");
+    let result: Value =
+        serde_json::from_slice(&generated.stdout).expect("--json prints only the result");
+    assert_eq!(result["success"], true);
+    assert_eq!(result["attempts"], 1);
+    assert!(dir.path().join("run/solution.py").exists());
+
+    let workdir = dir.path().to_owned();
+    let ran = tokio::task::spawn_blocking(move || {
+        autocoder(
+            &workdir,
+            &[
+                "run",
+                "run",
+                "--json",
+                "--",
+                "--sales",
+                "more.csv",
+                "--min_qty",
+                "5",
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let outputs: Value = serde_json::from_slice(&ran.stdout).unwrap();
+    assert_eq!(outputs, json!({"total": 15.0}));
+
+    let workdir = dir.path().to_owned();
+    let missing = tokio::task::spawn_blocking(move || {
+        autocoder(&workdir, &["run", "run", "--", "--min_qty", "1"])
+    })
+    .await
+    .unwrap();
+    assert!(
+        missing.status.success(),
+        "the sample is the default for --sales"
+    );
+    let workdir = dir.path().to_owned();
+    let bad = tokio::task::spawn_blocking(move || {
+        autocoder(&workdir, &["run", "run", "--", "--min_qty", "many"])
+    })
+    .await
+    .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("min_qty"));
+}
+
+#[test]
+fn a_bad_request_fails_before_any_model_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = autocoder(
+        dir.path(),
+        &[
+            "generate",
+            "--prompt",
+            "x",
+            "--output",
+            "result.csv:float",
+            "--model",
+            "openai/scripted",
+            "--api-base",
+            "http://127.0.0.1:9/v1",
+            "--api-key-env",
+            "SCRIPTED_KEY",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("result.csv"), "{stderr}");
+}

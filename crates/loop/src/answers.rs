@@ -1,0 +1,132 @@
+//! What the model answers at each step, as Rust types: the JSON Schema each call asks for is
+//! derived from them, and every answer is checked against them before the loop uses it.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::edit::Edit;
+use crate::reclassify::FailureKind;
+use crate::splice::FunctionPatch;
+
+/// The `code` step's answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CodeAnswer {
+    /// The whole `solution.py`.
+    pub code: String,
+    /// pip distributions the script imports.
+    pub packages: Vec<String>,
+    /// Debian packages it needs.
+    pub system_packages: Vec<String>,
+}
+
+/// The `tests` step's answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TestsAnswer {
+    /// The whole `test_solution.py`.
+    pub tests: String,
+}
+
+/// One failing test's diagnosis, as the model gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FailureVerdict {
+    /// The test, as listed in the prompt.
+    pub test_id: String,
+    /// What is wrong.
+    pub kind: FailureKind,
+    /// The output lines, code and recomputation that show it.
+    pub evidence: String,
+    /// What must change.
+    pub fix: String,
+    /// Distributions to add (environment failures).
+    pub packages: Vec<String>,
+}
+
+/// The `diagnose` step's answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DiagnosisAnswer {
+    /// One verdict per failing test.
+    pub failures: Vec<FailureVerdict>,
+}
+
+/// The `fix_code` step's answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CodeEditsAnswer {
+    /// Exact replacements in the current script.
+    pub edits: Vec<Edit>,
+    /// Distributions the changed script newly imports.
+    pub packages: Vec<String>,
+    /// One sentence on the change.
+    pub explanation: String,
+}
+
+/// The `fix_tests` step's answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TestPatchesAnswer {
+    /// New versions of the failing test functions.
+    pub functions: Vec<FunctionPatch>,
+    /// Import lines they need.
+    pub imports: Vec<String>,
+}
+
+/// The `replace_package` step's answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplacementAnswer {
+    /// The distribution to install instead, or null to drop the import.
+    pub replacement: Option<String>,
+    /// One sentence.
+    pub reason: String,
+}
+
+/// Removes a Markdown code fence around code (models put them inside JSON strings too).
+/// Only a fence that wraps the whole text is removed; fences inside the code stay.
+pub fn strip_code_fence(text: &str) -> String {
+    let trimmed = text.trim();
+    let Some(rest) = trimmed.strip_prefix("```") else {
+        return text.to_owned();
+    };
+    let Some((_language, body)) = rest.split_once('\n') else {
+        return text.to_owned();
+    };
+    let body = body.trim_end();
+    match body.strip_suffix("```") {
+        Some(inner) => {
+            let mut code = inner.trim_end().to_owned();
+            code.push('\n');
+            code
+        }
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrapping_fence_is_removed_and_inner_fences_kept() {
+        assert_eq!(strip_code_fence("```python\nprint(1)\n```"), "print(1)\n");
+        assert_eq!(strip_code_fence("  ```\nx = 1\n```  \n"), "x = 1\n");
+        let inner = "doc = '''\n```sh\nls\n```\n'''\n";
+        assert_eq!(strip_code_fence(inner), inner);
+        assert_eq!(
+            strip_code_fence("```python\nunterminated"),
+            "```python\nunterminated"
+        );
+    }
+
+    #[test]
+    fn answer_schemas_name_every_field() {
+        let schema = serde_json::to_value(schemars::schema_for!(DiagnosisAnswer)).unwrap();
+        let text = schema.to_string();
+        for field in [
+            "test_id",
+            "kind",
+            "evidence",
+            "fix",
+            "packages",
+            "test_error",
+        ] {
+            assert!(text.contains(field), "{field} missing from {text}");
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! The data context: what every prompt knows about the samples. Each sample is profiled (schema,
+//! statistics, patterns, sample rows, with exact values), the user's rules become checks on the
+//! dataset they are about (the parser first, then the model for the rest), the checks are
+//! evaluated over the whole sample file, and the rules that stay text keep their reason. No rule
+//! is dropped and none is repeated: a rule applied to one dataset is not also listed as text.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use autocoder_constraints::{Outcome, apply_outcomes, evaluate_path, parse_rules};
+use autocoder_llm::LlmClient;
+use autocoder_profile::{Profile, ProfileOptions, SchemaOptions, profile_path};
+use autocoder_schema::{TableSchema, render_pandera};
+
+use crate::LoopError;
+use crate::prompt::{CheckView, DatasetView, RuleView};
+use crate::request::Contract;
+
+/// Bytes of a non-tabular sample shown when it cannot be profiled as CSV.
+const TEXT_PREVIEW_BYTES: usize = 4_000;
+
+/// Everything learnt about the samples.
+#[derive(Debug, Clone, Default)]
+pub struct DataContext {
+    /// What the prompts show per sample.
+    pub datasets: Vec<DatasetView>,
+    /// Rules that stay text.
+    pub rules: Vec<RuleView>,
+    /// Sample name -> its profile (tabular samples).
+    pub profiles: BTreeMap<String, Profile>,
+    /// Sample name -> Pandera module with the applied checks.
+    pub schemas: BTreeMap<String, String>,
+    /// Every rule's outcome, in the order given.
+    pub outcomes: Vec<Outcome>,
+}
+
+impl DataContext {
+    /// The whole context as one text, for the result document.
+    pub fn text(&self) -> String {
+        let mut text = String::new();
+        for dataset in &self.datasets {
+            let _ = writeln!(
+                text,
+                "## {} ({})\n{}",
+                dataset.name, dataset.path, dataset.context
+            );
+            for check in &dataset.checks {
+                let _ = writeln!(text, "- {} ({} violations)", check.text, check.violations);
+            }
+        }
+        for rule in &self.rules {
+            let _ = match &rule.reason {
+                Some(reason) => writeln!(text, "- {} (not checked: {reason})", rule.text),
+                None => writeln!(text, "- {}", rule.text),
+            };
+        }
+        text
+    }
+}
+
+/// How samples are profiled.
+#[derive(Debug, Clone, Copy)]
+pub struct DataOptions {
+    /// Sample rows each profile keeps for the prompt.
+    pub sample_rows: usize,
+}
+
+impl Default for DataOptions {
+    fn default() -> Self {
+        DataOptions { sample_rows: 20 }
+    }
+}
+
+struct Tabular {
+    index: usize,
+    path: std::path::PathBuf,
+    schema: TableSchema,
+}
+
+/// Profiles the contract's samples and applies `rules` to them.
+pub async fn build(
+    contract: &Contract,
+    rules: &[String],
+    options: DataOptions,
+    client: Option<&LlmClient>,
+) -> Result<DataContext, LoopError> {
+    let mut context = DataContext::default();
+    let mut tables: Vec<Tabular> = Vec::new();
+    for input in &contract.inputs {
+        let (Some(sample), Some(mount)) = (&input.sample, &input.mount) else {
+            continue;
+        };
+        let profile_options = ProfileOptions {
+            sample_rows: options.sample_rows,
+            ..ProfileOptions::default()
+        };
+        let path = sample.clone();
+        let profiled =
+            tokio::task::spawn_blocking(move || profile_path(&path, &profile_options, &|_, _| {}))
+                .await
+                .map_err(|err| LoopError::Data(format!("profiling {}: {err}", sample.display())))?;
+        let view_context = match profiled {
+            Ok(profile) => {
+                let mut schema = profile.schema(&SchemaOptions::default());
+                schema.name.clone_from(&input.name);
+                let text = autocoder_profile::render::context(&profile);
+                context.profiles.insert(input.name.clone(), profile);
+                tables.push(Tabular {
+                    index: context.datasets.len(),
+                    path: sample.clone(),
+                    schema,
+                });
+                text
+            }
+            Err(err) => {
+                tracing::info!(sample = %sample.display(), %err, "not profiled as a CSV table; showing its first lines");
+                text_preview(sample)?
+            }
+        };
+        context.datasets.push(DatasetView {
+            name: input.name.clone(),
+            path: mount.clone(),
+            context: view_context,
+            checks: Vec::new(),
+        });
+    }
+    let read = read_rules(rules, &tables, client).await;
+    for (outcome, _) in &read {
+        if let Outcome::Unapplied { rule, reason } = outcome {
+            context.rules.push(RuleView {
+                text: rule.clone(),
+                reason: (!tables.is_empty()).then(|| reason.clone()),
+            });
+        }
+    }
+    for (table_index, table) in tables.iter_mut().enumerate() {
+        let mut mine: Vec<Outcome> = read
+            .iter()
+            .filter(|(_, owner)| *owner == Some(table_index))
+            .map(|(outcome, _)| outcome.clone())
+            .collect();
+        apply_outcomes(&mut mine, &mut table.schema);
+        let constraints: Vec<_> = mine
+            .iter()
+            .filter_map(|o| o.constraint().cloned())
+            .collect();
+        let results = evaluate_path(&table.path, &table.schema, &constraints)
+            .map_err(|err| LoopError::Data(err.to_string()))?;
+        let dataset = &mut context.datasets[table.index];
+        for (outcome, result) in mine.iter().zip(&results) {
+            dataset.checks.push(CheckView {
+                text: format!("{} -> {}", outcome.rule(), result.description),
+                violations: result.violations,
+            });
+        }
+        context
+            .schemas
+            .insert(table.schema.name.clone(), render_pandera(&table.schema));
+    }
+    context.outcomes = read.into_iter().map(|(outcome, _)| outcome).collect();
+    Ok(context)
+}
+
+/// Reads every rule against the tabular samples: the parser on each table, then the model (once
+/// per rule) for what no parser reading found, on the table the rule names a column of. Each
+/// outcome comes with the index of the table it applies to.
+async fn read_rules(
+    rules: &[String],
+    tables: &[Tabular],
+    client: Option<&LlmClient>,
+) -> Vec<(Outcome, Option<usize>)> {
+    let mut outcomes = Vec::with_capacity(rules.len());
+    for rule in rules {
+        if tables.is_empty() {
+            let reason = "there is no tabular sample to check it against".to_owned();
+            outcomes.push((
+                Outcome::Unapplied {
+                    rule: rule.clone(),
+                    reason,
+                },
+                None,
+            ));
+            continue;
+        }
+        let mut reasons = Vec::new();
+        let mut applied = None;
+        for (index, table) in tables.iter().enumerate() {
+            match parse_rules(std::slice::from_ref(rule), &table.schema).pop() {
+                Some(outcome @ Outcome::Applied { .. }) => {
+                    applied = Some((index, outcome));
+                    break;
+                }
+                Some(Outcome::Unapplied { reason, .. }) => reasons.push(reason),
+                None => {}
+            }
+        }
+        if applied.is_none()
+            && let Some(client) = client
+        {
+            let index = most_relevant(rule, tables);
+            let outcome = autocoder_constraints::llm::read_rules(
+                std::slice::from_ref(rule),
+                &tables[index].schema,
+                client,
+            )
+            .await
+            .pop();
+            match outcome {
+                Some(outcome @ Outcome::Applied { .. }) => applied = Some((index, outcome)),
+                Some(Outcome::Unapplied { reason, .. }) => reasons.push(reason),
+                None => {}
+            }
+        }
+        if let Some((index, outcome)) = applied {
+            outcomes.push((outcome, Some(index)));
+        } else {
+            reasons.dedup();
+            let reason = reasons.join("; ");
+            let rule = rule.clone();
+            outcomes.push((Outcome::Unapplied { rule, reason }, None));
+        }
+    }
+    outcomes
+}
+
+/// The table with the most column names mentioned in the rule (the first one on a tie).
+fn most_relevant(rule: &str, tables: &[Tabular]) -> usize {
+    let lower = rule.to_lowercase();
+    let score = |t: &Tabular| {
+        t.schema
+            .columns
+            .iter()
+            .filter(|c| lower.contains(&c.name.to_lowercase()))
+            .count()
+    };
+    let mut best = 0;
+    for (index, table) in tables.iter().enumerate() {
+        if score(table) > score(&tables[best]) {
+            best = index;
+        }
+    }
+    best
+}
+
+fn text_preview(path: &Path) -> Result<String, LoopError> {
+    let bytes = std::fs::read(path)
+        .map_err(|err| LoopError::Data(format!("cannot read sample {}: {err}", path.display())))?;
+    let mut end = bytes.len().min(TEXT_PREVIEW_BYTES);
+    let text = loop {
+        match std::str::from_utf8(&bytes[..end]) {
+            Ok(text) => break text.to_owned(),
+            Err(err) if err.valid_up_to() > 0 => end = err.valid_up_to(),
+            Err(_) => {
+                return Ok(format!("binary file, {} bytes (not shown)", bytes.len()));
+            }
+        }
+    };
+    let cut = if bytes.len() > end {
+        format!("\n[... {} more bytes]", bytes.len() - end)
+    } else {
+        String::new()
+    };
+    Ok(format!(
+        "text file, {} bytes; it begins:\n{text}{cut}",
+        bytes.len()
+    ))
+}

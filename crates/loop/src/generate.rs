@@ -1,0 +1,612 @@
+//! The driver: runs a [`Session`] against the real model and the real sandbox, and writes the
+//! run directory. Everything it decides comes from the session; everything it says comes from
+//! the templates.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use autocoder_llm::LlmClient;
+use autocoder_prompts::Prompts;
+use autocoder_sandbox::{
+    Env, EnvCache, EnvSpec, Input as SandboxInput, Interpreter, Outcome, PytestSpec, Sandbox,
+    SandboxError, SourceFile, TestReport, Value as SandboxValue, imports_to_packages,
+};
+use serde_json::json;
+
+use crate::LoopError;
+use crate::data::{self, DataOptions};
+use crate::options::{CacheMode, GenerateOptions};
+use crate::prompt::{TaskView, render};
+use crate::request::{Contract, IoType, OUTPUTS_DIR};
+use crate::rundir::{
+    EnvironmentRecord, GenerationResult, IterationRecord, RESULT_FORMAT_VERSION, RunDir,
+};
+use crate::session::{Action, Event, Session, TestOutcome, TestResult, TestRun};
+use crate::splice::{function_name, function_source};
+use crate::steps::{FAILURE_OUTPUT_LIMIT, Steps, tail};
+
+/// What the live view shows after each step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    /// Test runs so far.
+    pub iteration: u32,
+    /// The step about to run (`plan`, `code`, `environment`, `tests`, `run`, `diagnose`, ...).
+    pub step: &'static str,
+    /// Seconds since the start.
+    pub elapsed_seconds: u64,
+    /// Tokens so far.
+    pub tokens: u64,
+    /// Passed and failed tests in the last run.
+    pub last_run: Option<(usize, usize)>,
+    /// Distributions in the environment.
+    pub packages: Vec<String>,
+}
+
+/// Generates a tested script. The client should log its conversation into the run directory
+/// (`LlmConfig::conversation_log = out_dir/conversation.jsonl`). A generation that ends without
+/// passing tests is `Ok` with `success: false`; errors are requests that cannot start, a model
+/// that cannot be used, or a sandbox that cannot run.
+pub async fn generate(
+    options: &GenerateOptions,
+    client: &LlmClient,
+    progress: &dyn Fn(&Progress),
+) -> Result<GenerationResult, LoopError> {
+    let started = Instant::now();
+    // Everything that can be checked without a model is checked first.
+    if options.prompt.trim().is_empty() {
+        return Err(LoopError::InvalidRequest("the prompt is empty".to_owned()));
+    }
+    let contract = Contract::new(&options.inputs, &options.outputs, &options.samples)?;
+    let prompts = match &options.prompts_dir {
+        Some(dir) => Prompts::with_overrides(dir)?,
+        None => Prompts::embedded()?,
+    };
+    let sandbox = Sandbox::new(options.sandbox.backend);
+    sandbox.check()?;
+    let python = autocoder_sandbox::PythonSpec::Default.command();
+    let interpreter = Interpreter::probe(&python).await?;
+    let run_dir = RunDir::create(&options.out_dir)?;
+    let throwaway_cache = tempfile::tempdir_in(&options.out_dir).ok();
+    let cache = env_cache(
+        options,
+        throwaway_cache.as_ref().map(tempfile::TempDir::path),
+    );
+
+    let data = data::build(
+        &contract,
+        &options.constraints,
+        DataOptions {
+            sample_rows: options.sample_rows,
+        },
+        Some(client),
+    )
+    .await?;
+    for (name, profile) in &data.profiles {
+        let json = serde_json::to_vec_pretty(profile).unwrap_or_default();
+        run_dir.write(&format!("profiles/{name}.json"), &json)?;
+    }
+    let task = TaskView {
+        task: options.prompt.clone(),
+        system_override: options.system_prompt.clone(),
+        schema_text: options.schema_text.clone(),
+        inputs: contract.inputs.clone(),
+        outputs: contract.outputs.clone(),
+        datasets: data.datasets.clone(),
+        rules: data.rules.clone(),
+    };
+    let steps = Steps {
+        client,
+        prompts: &prompts,
+        task: &task,
+        system: render(&prompts, "loop/system.j2", &task, json!({}))?,
+    };
+    let conftest = render_conftest(&prompts, &contract, options)?;
+
+    let mut driver = Driver {
+        options,
+        steps: &steps,
+        sandbox: &sandbox,
+        cache: &cache,
+        interpreter: &interpreter,
+        run_dir: &run_dir,
+        contract: &contract,
+        conftest,
+        env: None,
+        imports: Vec::new(),
+        system_packages: BTreeSet::new(),
+        last_report: None,
+        iteration_tokens: Vec::new(),
+        iteration_started: started,
+        iteration_seconds: Vec::new(),
+    };
+    let mut session = Session::new(options.limits, &options.base_packages);
+    let finish = loop {
+        let action = session.next_action();
+        progress(&Progress {
+            iteration: session.runs(),
+            step: step_name(&action),
+            elapsed_seconds: started.elapsed().as_secs(),
+            tokens: session.tokens(),
+            last_run: session
+                .last_run()
+                .map(|r| (r.passed().count(), r.failures().count())),
+            packages: session.packages(),
+        });
+        if let Action::Finish(finish) = action {
+            break finish;
+        }
+        let tokens_before = session.tokens();
+        let event = driver.perform(action, &session).await?;
+        let is_run = matches!(event, Event::TestsRan(_));
+        session.apply(event);
+        driver.account(session.tokens() - tokens_before, is_run, session.runs());
+    };
+
+    let record = Record {
+        options,
+        session: &session,
+        data: &data,
+        contract: &contract,
+        client,
+        started,
+    };
+    record.write(&driver, finish, &run_dir)
+}
+
+/// What the result document is made from.
+struct Record<'a> {
+    options: &'a GenerateOptions,
+    session: &'a Session,
+    data: &'a data::DataContext,
+    contract: &'a Contract,
+    client: &'a LlmClient,
+    started: Instant,
+}
+
+impl Record<'_> {
+    fn write(
+        &self,
+        driver: &Driver<'_>,
+        finish: crate::session::Finish,
+        run_dir: &RunDir,
+    ) -> Result<GenerationResult, LoopError> {
+        let Record {
+            options,
+            session,
+            data,
+            contract,
+            client,
+            started,
+        } = self;
+        let history = session.history();
+        let iterations: Vec<IterationRecord> = history
+            .iter()
+            .enumerate()
+            .map(|(i, iteration)| IterationRecord {
+                number: iteration.number,
+                passed: iteration.passed,
+                failed: iteration.failed,
+                error_types: iteration
+                    .routes
+                    .iter()
+                    .map(|r| (r.test_id.clone(), r.kind.name().to_owned()))
+                    .collect(),
+                changes: iteration.changes.clone(),
+                tokens: driver.iteration_tokens.get(i).copied().unwrap_or(0),
+                seconds: driver.iteration_seconds.get(i).copied().unwrap_or(0.0),
+            })
+            .collect();
+        for (iteration, record) in history.iter().zip(&iterations) {
+            let dir = format!("iterations/{}", iteration.number);
+            let routes = serde_json::to_vec_pretty(&iteration.routes).unwrap_or_default();
+            run_dir.write(&format!("{dir}/routes.json"), &routes)?;
+            let changes = serde_json::to_vec_pretty(&record.changes).unwrap_or_default();
+            run_dir.write(&format!("{dir}/changes.json"), &changes)?;
+        }
+        let total = client.usage_total();
+        let report = driver.last_report.as_ref();
+        let result = GenerationResult {
+            format_version: RESULT_FORMAT_VERSION,
+            success: finish.success,
+            reason: finish.reason,
+            error: finish.error,
+            model: options.model.clone(),
+            plan: session.plan().cloned(),
+            solution: session.code().unwrap_or_default().to_owned(),
+            tests: session.tests().unwrap_or_default().to_owned(),
+            test_output: report
+                .map(|r| format!("{}{}", r.stdout, r.stderr))
+                .unwrap_or_default(),
+            exit_code: report.and_then(|r| r.exit_code),
+            attempts: session.runs(),
+            packages: session.packages(),
+            system_packages: driver.system_packages.iter().cloned().collect(),
+            environment: EnvironmentRecord {
+                backend: options.sandbox.backend.name().to_owned(),
+                id: driver.env.as_ref().map(|e| e.id.to_string()),
+                image: None,
+                resolved: driver
+                    .env
+                    .as_ref()
+                    .map(|e| e.resolved.clone())
+                    .unwrap_or_default(),
+            },
+            schemas: data.schemas.clone(),
+            data_context: data.text(),
+            inputs: contract.inputs.clone(),
+            outputs: contract.outputs.clone(),
+            samples: options
+                .samples
+                .iter()
+                .map(|s| (s.name.clone(), absolute(&s.path)))
+                .collect(),
+            tokens: crate::session::Usage {
+                input_tokens: total.usage.input_tokens,
+                output_tokens: total.usage.output_tokens,
+            },
+            model_calls: u32::try_from(total.calls).unwrap_or(u32::MAX),
+            seconds: started.elapsed().as_secs_f64(),
+            iterations,
+        };
+        run_dir.write("conftest.py", driver.conftest.as_bytes())?;
+        run_dir.write_result(&result)?;
+        Ok(result)
+    }
+}
+
+/// The environment cache: the configured one, or a throwaway one with `--cache disable`.
+fn env_cache(options: &GenerateOptions, throwaway: Option<&Path>) -> EnvCache {
+    match (options.sandbox.cache, throwaway) {
+        (CacheMode::Disable, Some(dir)) => EnvCache::new(dir),
+        _ => EnvCache::new(
+            options
+                .sandbox
+                .cache_dir
+                .clone()
+                .unwrap_or_else(EnvCache::default_dir),
+        ),
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+}
+
+fn step_name(action: &Action) -> &'static str {
+    match action {
+        Action::Plan => "plan",
+        Action::WriteCode { .. } => "code",
+        Action::WriteTests { .. } => "tests",
+        Action::PrepareEnvironment { .. } => "environment",
+        Action::ReplacePackage { .. } => "replace package",
+        Action::RunTests => "run tests",
+        Action::Diagnose { .. } => "diagnose",
+        Action::FixCode { .. } => "fix code",
+        Action::FixTests { .. } => "fix tests",
+        Action::Finish(_) => "done",
+    }
+}
+
+fn render_conftest(
+    prompts: &Prompts,
+    contract: &Contract,
+    options: &GenerateOptions,
+) -> Result<String, LoopError> {
+    let output_types: BTreeMap<&str, &str> = contract
+        .outputs
+        .iter()
+        .map(|o| (o.name.as_str(), o.ty.name()))
+        .collect();
+    let defaults: BTreeMap<&str, &str> = contract
+        .inputs
+        .iter()
+        .filter_map(|i| Some((i.name.as_str(), i.mount.as_deref()?)))
+        .collect();
+    let timeout = options.sandbox.limits.wall_timeout.as_secs().max(1);
+    Ok(prompts.render(
+        "harness/conftest.py.j2",
+        json!({
+            "outputs_dir": OUTPUTS_DIR,
+            "timeout_seconds": timeout,
+            "output_types": output_types,
+            "default_arguments": defaults,
+        }),
+    )?)
+}
+
+struct Driver<'a> {
+    options: &'a GenerateOptions,
+    steps: &'a Steps<'a>,
+    sandbox: &'a Sandbox,
+    cache: &'a EnvCache,
+    interpreter: &'a Interpreter,
+    run_dir: &'a RunDir,
+    contract: &'a Contract,
+    conftest: String,
+    env: Option<Env>,
+    imports: Vec<String>,
+    system_packages: BTreeSet<String>,
+    last_report: Option<TestReport>,
+    iteration_tokens: Vec<u64>,
+    iteration_started: Instant,
+    iteration_seconds: Vec<f64>,
+}
+
+impl Driver<'_> {
+    /// Tokens and time are booked to the iteration of the test run that precedes them.
+    fn account(&mut self, tokens: u64, is_run: bool, runs: u32) {
+        if is_run {
+            self.iteration_tokens.push(0);
+            self.iteration_seconds.push(0.0);
+            self.iteration_started = Instant::now();
+        }
+        let index = usize::try_from(runs).unwrap_or(0).saturating_sub(1);
+        if let Some(slot) = self.iteration_tokens.get_mut(index) {
+            *slot += tokens;
+        }
+        if let Some(slot) = self.iteration_seconds.get_mut(index) {
+            *slot = self.iteration_started.elapsed().as_secs_f64();
+        }
+    }
+
+    async fn perform(&mut self, action: Action, session: &Session) -> Result<Event, LoopError> {
+        let steps = self.steps;
+        match action {
+            Action::Plan => steps.plan().await,
+            Action::WriteCode { notes } => {
+                let plan = session.plan().cloned().unwrap_or_default();
+                let (answer, usage) = steps.code(&plan, &notes).await?;
+                self.system_packages
+                    .extend(answer.system_packages.iter().cloned());
+                let packages = self.settle_packages(&answer.code, &answer.packages).await?;
+                Ok(Event::CodeWritten {
+                    code: answer.code,
+                    packages,
+                    usage,
+                })
+            }
+            Action::WriteTests { notes } => steps.tests(&notes).await,
+            Action::PrepareEnvironment { packages } => self.prepare(&packages).await,
+            Action::ReplacePackage { package, error } => {
+                steps.replace_package(&package, &error, &self.imports).await
+            }
+            Action::RunTests => self.run_tests(session).await,
+            Action::Diagnose { failures, passing } => {
+                let failures: Vec<_> = failures
+                    .iter()
+                    .map(|f| {
+                        json!({
+                            "test_id": f.test_id,
+                            "outcome": outcome_name(f.outcome),
+                            "output": tail(&f.output, FAILURE_OUTPUT_LIMIT),
+                        })
+                    })
+                    .collect();
+                let history: Vec<_> = session
+                    .history()
+                    .iter()
+                    .rev()
+                    .skip(1)
+                    .flat_map(|i| i.routes.iter())
+                    .map(|r| {
+                        json!({"test_id": r.test_id, "kind": r.kind.name(), "fixed_by": fixed_by(r.kind)})
+                    })
+                    .collect();
+                steps
+                    .diagnose(json!({
+                        "code": session.code().unwrap_or_default(),
+                        "tests": session.tests().unwrap_or_default(),
+                        "packages": session.packages(),
+                        "failures": failures,
+                        "passing": passing,
+                        "history": history,
+                    }))
+                    .await
+            }
+            Action::FixCode {
+                failures,
+                passing,
+                rejected,
+            } => {
+                let failures: Vec<_> = failures.iter().map(routed_json).collect();
+                let (answer, usage) = steps
+                    .fix_code(json!({
+                        "code": session.code().unwrap_or_default(),
+                        "failures": failures,
+                        "passing": passing,
+                        "rejected": rejected,
+                    }))
+                    .await?;
+                Ok(Event::CodeEdited {
+                    edits: answer.edits,
+                    packages: answer.packages,
+                    usage,
+                })
+            }
+            Action::FixTests { failures, rejected } => {
+                let tests = session.tests().unwrap_or_default();
+                let failures: Vec<_> = failures
+                    .iter()
+                    .map(|f| {
+                        let mut value = routed_json(f);
+                        let source = function_source(tests, &function_name(&f.test_id))
+                            .unwrap_or_else(|| tests.to_owned());
+                        value["source"] = json!(source);
+                        value
+                    })
+                    .collect();
+                steps
+                    .fix_tests(json!({"failures": failures, "rejected": rejected}))
+                    .await
+            }
+            Action::Finish(_) => Err(LoopError::InvalidRequest(
+                "the loop asked to perform Finish".to_owned(),
+            )),
+        }
+    }
+
+    /// Distributions from the code's imports (the sandbox interpreter's own `ast` and stdlib
+    /// list); the model's list is used only when the code does not parse.
+    async fn settle_packages(
+        &mut self,
+        code: &str,
+        from_model: &[String],
+    ) -> Result<Vec<String>, LoopError> {
+        let analysis =
+            imports_to_packages(&self.interpreter.executable, code, &["solution"]).await?;
+        self.imports = analysis.distributions.iter().cloned().collect();
+        if analysis.syntax_error.is_some() {
+            return Ok(from_model.to_vec());
+        }
+        Ok(analysis.distributions.into_iter().collect())
+    }
+
+    async fn prepare(&mut self, packages: &[String]) -> Result<Event, LoopError> {
+        let spec = EnvSpec::new(packages)?;
+        if self.options.sandbox.cache == CacheMode::Override {
+            let id = spec.id(self.interpreter);
+            let dir = self.cache.dir().join(&id.0);
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir).map_err(|source| SandboxError::Io {
+                    action: "removing the cached environment",
+                    path: dir.clone(),
+                    source,
+                })?;
+            }
+        }
+        match self.cache.ensure(&spec).await {
+            Ok(env) => {
+                self.env = Some(env);
+                Ok(Event::EnvironmentReady)
+            }
+            Err(SandboxError::PackageNotFound { package }) => Ok(Event::PackageMissing {
+                error: format!("no distribution named `{package}` on the package index"),
+                package,
+            }),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    async fn run_tests(&mut self, session: &Session) -> Result<Event, LoopError> {
+        let Some(env) = self.env.clone() else {
+            return Err(LoopError::InvalidRequest(
+                "tests were to run before the environment was built".to_owned(),
+            ));
+        };
+        let files = vec![
+            SourceFile::new("solution.py", session.code().unwrap_or_default()),
+            SourceFile::new("test_solution.py", session.tests().unwrap_or_default()),
+            SourceFile::new("conftest.py", self.conftest.clone()),
+        ];
+        let mut spec = PytestSpec::new(env, files);
+        spec.limits = self.options.sandbox.limits;
+        spec.network = self.options.sandbox.network;
+        spec.inputs = self
+            .contract
+            .inputs
+            .iter()
+            .filter(|i| i.ty == IoType::File)
+            .filter_map(|i| {
+                Some(SandboxInput {
+                    name: i.name.clone(),
+                    value: SandboxValue::File(i.sample.clone()?),
+                })
+            })
+            .collect();
+        let number = session.runs() + 1;
+        let work = self
+            .run_dir
+            .root()
+            .join(format!("iterations/{number}/sandbox"));
+        std::fs::create_dir_all(&work).map_err(|source| SandboxError::Io {
+            action: "creating",
+            path: work.clone(),
+            source,
+        })?;
+        let report = self.sandbox.run_pytest(&spec, &work).await?;
+        let output = format!("{}{}", report.stdout, report.stderr);
+        self.run_dir.write(
+            &format!("iterations/{number}/test_output.txt"),
+            output.as_bytes(),
+        )?;
+        let run = to_test_run(&report);
+        self.last_report = Some(report);
+        Ok(Event::TestsRan(run))
+    }
+}
+
+fn fixed_by(kind: crate::reclassify::FailureKind) -> &'static str {
+    match kind {
+        crate::reclassify::FailureKind::Logic => "a code edit",
+        crate::reclassify::FailureKind::Environment => "adding packages",
+        crate::reclassify::FailureKind::TestError => "rewriting the test",
+    }
+}
+
+fn routed_json(failure: &crate::session::RoutedFailure) -> serde_json::Value {
+    json!({
+        "test_id": failure.test_id,
+        "output": tail(&failure.output, FAILURE_OUTPUT_LIMIT),
+        "evidence": failure.evidence,
+        "fix": failure.fix,
+    })
+}
+
+fn outcome_name(outcome: TestOutcome) -> &'static str {
+    match outcome {
+        TestOutcome::Passed => "passed",
+        TestOutcome::Failed => "failed",
+        TestOutcome::Error => "error in a fixture",
+        TestOutcome::Skipped => "skipped",
+        TestOutcome::XFailed => "xfailed",
+        TestOutcome::XPassed => "unexpectedly passed",
+        TestOutcome::CollectionError => "could not be collected",
+    }
+}
+
+/// The sandbox's report as the session sees it. A session killed by a limit with no result is
+/// one failure that says so.
+fn to_test_run(report: &TestReport) -> TestRun {
+    let mut results: Vec<TestResult> = report
+        .collection_errors
+        .iter()
+        .map(|c| TestResult {
+            id: c.path.clone(),
+            outcome: TestOutcome::CollectionError,
+            output: c.message.clone(),
+        })
+        .collect();
+    results.extend(report.tests.iter().map(|t| TestResult {
+        id: t.id.clone(),
+        outcome: match t.outcome {
+            Outcome::Passed => TestOutcome::Passed,
+            Outcome::Failed => TestOutcome::Failed,
+            Outcome::Error => TestOutcome::Error,
+            Outcome::Skipped => TestOutcome::Skipped,
+            Outcome::XFailed => TestOutcome::XFailed,
+            Outcome::XPassed => TestOutcome::XPassed,
+        },
+        output: t.message.clone(),
+    }));
+    let output = format!("{}{}", report.stdout, report.stderr);
+    if report.timed_out || report.memory_exceeded {
+        let why = if report.timed_out {
+            "the test session hit the wall-clock timeout"
+        } else {
+            "the test session hit the memory limit"
+        };
+        results.push(TestResult {
+            id: "pytest session".to_owned(),
+            outcome: TestOutcome::Error,
+            output: format!("{why}\n{}", tail(&output, FAILURE_OUTPUT_LIMIT)),
+        });
+    } else if results.is_empty() && report.exit_code.is_some_and(|c| c != 0 && c != 5) {
+        results.push(TestResult {
+            id: "pytest session".to_owned(),
+            outcome: TestOutcome::Error,
+            output: tail(&output, FAILURE_OUTPUT_LIMIT),
+        });
+    }
+    TestRun { results, output }
+}

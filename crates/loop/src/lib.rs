@@ -1,0 +1,25 @@
+//! The generation loop: a task, sample data, declared inputs and outputs and business rules go
+//! in; a Python script whose tests pass comes out. This crate owns the pipeline (plan, code,
+//! tests, run, diagnose, fix, reclassify) and the pieces of it that need no model and no sandbox:
+//! validating a request before any call ([`request`]), applying a model's code edits exactly
+//! ([`edit`]), replacing test functions in a test file ([`splice`]), and deciding which fixer a
+//! failure goes to when a diagnosis keeps failing ([`reclassify`]).
+
+pub mod answers;
+pub mod data;
+pub mod edit;
+mod error;
+mod generate;
+pub mod options;
+pub mod prompt;
+pub mod reclassify;
+pub mod request;
+pub mod run;
+pub mod rundir;
+pub mod session;
+pub mod splice;
+mod steps;
+
+pub use error::LoopError;
+pub use generate::{Progress, generate};
+pub use options::{CacheMode, GenerateOptions, SandboxOptions};

@@ -1,0 +1,84 @@
+//! The data every loop prompt is rendered from, and the rendering itself. The words live in
+//! `templates/loop/*.j2`; these types are the contract between the two, serialised with the
+//! field names the templates use. Every field is always present (null when unknown), because
+//! rendering is strict.
+
+use autocoder_prompts::{PromptError, Prompts};
+use serde::{Deserialize, Serialize};
+
+use crate::request::{Input, Output};
+
+/// What the model is told about one sample dataset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatasetView {
+    /// The input name it arrives under.
+    pub name: String,
+    /// Where the script finds it in the sandbox.
+    pub path: String,
+    /// The profiler's compact context text (schema, statistics, patterns, sample rows).
+    pub context: String,
+    /// Rules turned into checks, each with the number of sample rows violating it.
+    pub checks: Vec<CheckView>,
+}
+
+/// One applied rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckView {
+    /// The rule and the check it became, in words.
+    pub text: String,
+    /// Sample rows that violate it (0 when the data satisfies it).
+    pub violations: u64,
+}
+
+/// A rule that stays text: given without data, or not turned into a check (with the reason).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleView {
+    /// The rule as the user wrote it.
+    pub text: String,
+    /// Why it is not a check, when a check was attempted.
+    pub reason: Option<String>,
+}
+
+/// The task as every loop prompt shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskView {
+    /// The user's task, verbatim.
+    pub task: String,
+    /// A system prompt replacing the default persona (the ground rules are always kept).
+    pub system_override: Option<String>,
+    /// Free-form schema text from the user.
+    pub schema_text: Option<String>,
+    /// The script's inputs.
+    pub inputs: Vec<Input>,
+    /// The script's outputs.
+    pub outputs: Vec<Output>,
+    /// Sample datasets with their profiles and checks.
+    pub datasets: Vec<DatasetView>,
+    /// Rules that stay text.
+    pub rules: Vec<RuleView>,
+}
+
+/// The plan the model makes before writing code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+pub struct Plan {
+    /// What the script does, in a sentence or two.
+    pub summary: String,
+    /// The steps, in order.
+    pub approach: Vec<String>,
+    /// Situations in the data the script must handle.
+    pub edge_cases: Vec<String>,
+}
+
+/// Renders `template` with the task view plus `extra` fields (which win on a name clash).
+pub fn render(
+    prompts: &Prompts,
+    template: &str,
+    task: &TaskView,
+    extra: serde_json::Value,
+) -> Result<String, PromptError> {
+    let mut context = serde_json::to_value(task).unwrap_or_default();
+    if let (Some(context), serde_json::Value::Object(extra)) = (context.as_object_mut(), extra) {
+        context.extend(extra);
+    }
+    prompts.render(template, context)
+}

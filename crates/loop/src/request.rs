@@ -1,0 +1,465 @@
+//! The command-line contract of the script to generate: declared inputs and outputs with their
+//! types, and sample files that become file inputs with their data as defaults. Everything here
+//! is checked before any model is called, so a typo costs nothing.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::LoopError;
+
+/// Where the sandbox mounts input files and where the script writes its outputs.
+pub const INPUTS_DIR: &str = "/var/inputs";
+/// Where the script writes each declared output, one file (or directory) per name.
+pub const OUTPUTS_DIR: &str = "/var/outputs";
+
+/// Input names the harness or argparse uses itself (`--help`).
+const RESERVED_INPUTS: &[&str] = &["help"];
+/// Output names the run report uses for its own fields.
+const RESERVED_OUTPUTS: &[&str] = &["exit_code", "stdout", "stderr"];
+
+/// Python keywords: `--class` would parse, but `args.class` is a syntax error.
+const PYTHON_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// The type of a declared input or output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoType {
+    /// Text.
+    Str,
+    /// A whole number.
+    Int,
+    /// A floating-point number.
+    Float,
+    /// `true` or `false`.
+    Bool,
+    /// An ISO 8601 date and time.
+    Datetime,
+    /// A duration.
+    Timedelta,
+    /// A file, passed as its path.
+    File,
+    /// A directory, passed as its path.
+    Dir,
+}
+
+impl IoType {
+    /// Every type, in the order the help text lists them.
+    pub const ALL: [IoType; 8] = [
+        IoType::Str,
+        IoType::Int,
+        IoType::Float,
+        IoType::Bool,
+        IoType::Datetime,
+        IoType::Timedelta,
+        IoType::File,
+        IoType::Dir,
+    ];
+
+    /// The name used on the command line and in prompts.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoType::Str => "str",
+            IoType::Int => "int",
+            IoType::Float => "float",
+            IoType::Bool => "bool",
+            IoType::Datetime => "datetime",
+            IoType::Timedelta => "timedelta",
+            IoType::File => "file",
+            IoType::Dir => "dir",
+        }
+    }
+
+    /// Whether values are paths (files or directories) rather than scalars.
+    pub fn is_path(self) -> bool {
+        matches!(self, IoType::File | IoType::Dir)
+    }
+}
+
+impl fmt::Display for IoType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for IoType {
+    type Err = LoopError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let ty = match text.trim().to_ascii_lowercase().as_str() {
+            "str" | "string" | "text" => IoType::Str,
+            "int" | "integer" => IoType::Int,
+            "float" | "number" => IoType::Float,
+            "bool" | "boolean" => IoType::Bool,
+            "datetime" => IoType::Datetime,
+            "timedelta" | "duration" => IoType::Timedelta,
+            "file" => IoType::File,
+            "dir" | "directory" => IoType::Dir,
+            _ => {
+                let known: Vec<&str> = IoType::ALL.iter().map(|t| t.name()).collect();
+                return Err(LoopError::InvalidRequest(format!(
+                    "unknown type `{text}`; use one of {}",
+                    known.join(", ")
+                )));
+            }
+        };
+        Ok(ty)
+    }
+}
+
+/// One `NAME:TYPE` declaration as the user wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Declaration {
+    /// The argument or output name.
+    pub name: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub ty: IoType,
+}
+
+impl FromStr for Declaration {
+    type Err = LoopError;
+
+    /// Parses `NAME:TYPE`, e.g. `threshold:float` or `summary.csv:file`.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let Some((name, ty)) = text.rsplit_once(':') else {
+            return Err(LoopError::InvalidRequest(format!(
+                "`{text}` is not NAME:TYPE (for example `threshold:float`)"
+            )));
+        };
+        Ok(Declaration {
+            name: name.trim().to_owned(),
+            ty: ty.parse().map_err(|err| {
+                LoopError::InvalidRequest(format!("in `{text}`: {}", strip_prefix(&err)))
+            })?,
+        })
+    }
+}
+
+/// A sample file given as `NAME=PATH`: it becomes a file input whose default is this file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sample {
+    /// The input name.
+    pub name: String,
+    /// The file on the host.
+    pub path: PathBuf,
+}
+
+impl FromStr for Sample {
+    type Err = LoopError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let Some((name, path)) = text.split_once('=') else {
+            return Err(LoopError::InvalidRequest(format!(
+                "`{text}` is not NAME=PATH (for example `sales=data/sales.csv`)"
+            )));
+        };
+        Ok(Sample {
+            name: name.trim().to_owned(),
+            path: PathBuf::from(path.trim()),
+        })
+    }
+}
+
+/// A validated input of the script.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Input {
+    /// The name; the script takes it as `--name`.
+    pub name: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub ty: IoType,
+    /// The sample file used when no value is given (file inputs made from samples).
+    pub sample: Option<PathBuf>,
+    /// Where the file is mounted in the sandbox (`/var/inputs/<name>.<ext>`), for file inputs.
+    pub mount: Option<String>,
+}
+
+/// A validated output of the script, written to `/var/outputs/<name>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Output {
+    /// The name; for files it may carry an extension (`summary.csv`).
+    pub name: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub ty: IoType,
+    /// `/var/outputs/<name>`.
+    pub path: String,
+}
+
+/// The validated command-line contract: what the script takes and what it writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Contract {
+    /// Inputs, declared ones first, then samples not declared.
+    pub inputs: Vec<Input>,
+    /// Outputs, in declaration order.
+    pub outputs: Vec<Output>,
+}
+
+impl Contract {
+    /// Validates declarations and samples into a contract. Sample files must exist and be
+    /// readable files; a sample whose name is declared must be declared as `file`.
+    pub fn new(
+        inputs: &[Declaration],
+        outputs: &[Declaration],
+        samples: &[Sample],
+    ) -> Result<Self, LoopError> {
+        let mut contract = Contract::default();
+        let mut seen = BTreeSet::new();
+        for declaration in inputs {
+            check_input_name(&declaration.name)?;
+            if !seen.insert(declaration.name.clone()) {
+                return Err(invalid(format!(
+                    "input `{}` is declared twice",
+                    declaration.name
+                )));
+            }
+            contract.inputs.push(Input {
+                name: declaration.name.clone(),
+                ty: declaration.ty,
+                sample: None,
+                mount: None,
+            });
+        }
+        let mut sample_names = BTreeSet::new();
+        for sample in samples {
+            check_input_name(&sample.name)?;
+            if !sample_names.insert(sample.name.clone()) {
+                return Err(invalid(format!("sample `{}` is given twice", sample.name)));
+            }
+            check_sample_file(sample)?;
+            let mount = format!("{INPUTS_DIR}/{}{}", sample.name, extension_of(&sample.path));
+            match contract.inputs.iter_mut().find(|i| i.name == sample.name) {
+                Some(input) if input.ty != IoType::File => {
+                    return Err(invalid(format!(
+                        "sample `{}` is a file, but input `{}` is declared as {}",
+                        sample.name, sample.name, input.ty
+                    )));
+                }
+                Some(input) => {
+                    input.sample = Some(sample.path.clone());
+                    input.mount = Some(mount);
+                }
+                None => contract.inputs.push(Input {
+                    name: sample.name.clone(),
+                    ty: IoType::File,
+                    sample: Some(sample.path.clone()),
+                    mount: Some(mount),
+                }),
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for declaration in outputs {
+            check_output_name(&declaration.name, declaration.ty)?;
+            if !seen.insert(declaration.name.clone()) {
+                return Err(invalid(format!(
+                    "output `{}` is declared twice",
+                    declaration.name
+                )));
+            }
+            contract.outputs.push(Output {
+                name: declaration.name.clone(),
+                ty: declaration.ty,
+                path: format!("{OUTPUTS_DIR}/{}", declaration.name),
+            });
+        }
+        Ok(contract)
+    }
+}
+
+fn invalid(message: String) -> LoopError {
+    LoopError::InvalidRequest(message)
+}
+
+#[allow(
+    clippy::match_wildcard_for_single_variants,
+    reason = "only the request variant has a prefix to strip"
+)]
+fn strip_prefix(err: &LoopError) -> String {
+    match err {
+        LoopError::InvalidRequest(message) => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn check_input_name(name: &str) -> Result<(), LoopError> {
+    if !is_identifier(name) {
+        return Err(invalid(format!(
+            "input name `{name}` must be a Python identifier (letters, digits, `_`; not starting with a digit)"
+        )));
+    }
+    if PYTHON_KEYWORDS.contains(&name) {
+        return Err(invalid(format!(
+            "input name `{name}` is a Python keyword; `args.{name}` would not parse"
+        )));
+    }
+    if RESERVED_INPUTS.contains(&name) || name.starts_with("__") {
+        return Err(invalid(format!("input name `{name}` is reserved")));
+    }
+    Ok(())
+}
+
+fn check_output_name(name: &str, ty: IoType) -> Result<(), LoopError> {
+    if ty.is_path() {
+        let valid = !name.is_empty()
+            && !name.starts_with('.')
+            && !name.contains("..")
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !valid {
+            return Err(invalid(format!(
+                "output name `{name}` must be a plain file name (letters, digits, `_`, `-`, `.`; an extension like `summary.csv` is fine)"
+            )));
+        }
+    } else if !is_identifier(name) {
+        return Err(invalid(format!(
+            "output name `{name}` must be an identifier (letters, digits, `_`): only file and dir outputs may carry an extension"
+        )));
+    }
+    if RESERVED_OUTPUTS.contains(&name) {
+        return Err(invalid(format!(
+            "output name `{name}` is reserved for the run report; choose another"
+        )));
+    }
+    Ok(())
+}
+
+fn check_sample_file(sample: &Sample) -> Result<(), LoopError> {
+    let path = &sample.path;
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(_) => Err(invalid(format!(
+            "sample `{}`: {} is not a file",
+            sample.name,
+            path.display()
+        ))),
+        Err(err) => Err(invalid(format!(
+            "sample `{}`: cannot read {}: {err}",
+            sample.name,
+            path.display()
+        ))),
+    }
+}
+
+/// The file's last extension with its dot (`.csv`; `.gz` for `x.csv.gz`), empty if none: the
+/// sandbox mounts a file input at `/var/inputs/<name><extension>`.
+fn extension_of(path: &Path) -> String {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(ext) if !ext.is_empty() => format!(".{ext}"),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decl(text: &str) -> Declaration {
+        text.parse().unwrap()
+    }
+
+    fn error_of(result: Result<Contract, LoopError>) -> String {
+        result.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn declarations_parse_names_and_types() {
+        assert_eq!(decl("threshold:float").ty, IoType::Float);
+        assert_eq!(decl("summary.csv:file").name, "summary.csv");
+        assert_eq!(decl("when:DateTime").ty, IoType::Datetime);
+        let err = "threshold".parse::<Declaration>().unwrap_err().to_string();
+        assert!(err.contains("NAME:TYPE"), "{err}");
+        let err = "x:decimal".parse::<Declaration>().unwrap_err().to_string();
+        assert!(
+            err.contains("unknown type `decimal`") && err.contains("timedelta"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn samples_become_file_inputs_mounted_with_their_extension() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sales.csv.gz");
+        std::fs::write(&path, b"x").unwrap();
+        let samples = vec![Sample {
+            name: "sales".into(),
+            path: path.clone(),
+        }];
+        let contract =
+            Contract::new(&[decl("threshold:float")], &[decl("total:float")], &samples).unwrap();
+        assert_eq!(contract.inputs.len(), 2);
+        let sales = &contract.inputs[1];
+        assert_eq!(sales.ty, IoType::File);
+        assert_eq!(sales.mount.as_deref(), Some("/var/inputs/sales.gz"));
+        assert_eq!(sales.sample.as_deref(), Some(path.as_path()));
+        assert_eq!(contract.outputs[0].path, "/var/outputs/total");
+    }
+
+    #[test]
+    fn a_sample_declared_with_another_type_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.csv");
+        std::fs::write(&path, b"x").unwrap();
+        let samples = vec![Sample {
+            name: "data".into(),
+            path,
+        }];
+        let err = error_of(Contract::new(&[decl("data:int")], &[], &samples));
+        assert!(err.contains("declared as int"), "{err}");
+    }
+
+    #[test]
+    fn missing_sample_files_fail_before_any_model_call() {
+        let samples = vec![Sample {
+            name: "data".into(),
+            path: "/nonexistent/data.csv".into(),
+        }];
+        let err = error_of(Contract::new(&[], &[], &samples));
+        assert!(err.contains("/nonexistent/data.csv"), "{err}");
+    }
+
+    #[test]
+    fn names_are_validated() {
+        for (inputs, outputs, expect) in [
+            (vec!["2fast:int"], vec![], "Python identifier"),
+            (vec!["class:str"], vec![], "keyword"),
+            (vec!["help:bool"], vec![], "reserved"),
+            (vec!["a:int", "a:str"], vec![], "twice"),
+            (
+                vec![],
+                vec!["summary.csv:float"],
+                "only file and dir outputs",
+            ),
+            (vec![], vec!["../escape.csv:file"], "plain file name"),
+            (vec![], vec!["exit_code:int"], "reserved"),
+        ] {
+            let inputs: Vec<Declaration> = inputs.iter().map(|t| decl(t)).collect();
+            let outputs: Vec<Declaration> = outputs.iter().map(|t| decl(t)).collect();
+            let err = error_of(Contract::new(&inputs, &outputs, &[]));
+            assert!(err.contains(expect), "{inputs:?} {outputs:?}: {err}");
+        }
+        let ok = Contract::new(
+            &[decl("max_rows:int")],
+            &[decl("report-2024.csv:file")],
+            &[],
+        );
+        assert!(ok.is_ok());
+    }
+}

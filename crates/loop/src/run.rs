@@ -1,0 +1,175 @@
+//! Running a generated script on real data: `autocoder run RUN_DIR --NAME VALUE ...`. The
+//! environment is the one the tests passed in (rebuilt from the cache by its package set), the
+//! samples are the defaults, and overrides are parsed by their declared type.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use autocoder_sandbox::{
+    EnvCache, EnvSpec, IoType as SandboxIoType, RunOutcome, RunSpec, Sandbox, Value, parse_output,
+};
+
+use crate::LoopError;
+use crate::options::SandboxOptions;
+use crate::request::IoType;
+use crate::rundir::{GenerationResult, RunDir};
+
+/// How to run a result.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// `NAME -> VALUE` as typed by the user; values are parsed by the declared input type.
+    pub overrides: BTreeMap<String, String>,
+    /// Run even though the generation failed.
+    pub force: bool,
+    /// The sandbox.
+    pub sandbox: SandboxOptions,
+    /// Where file and directory outputs are copied to (default: `RUN_DIR/outputs`).
+    pub out_dir: Option<PathBuf>,
+}
+
+fn sandbox_type(ty: IoType) -> SandboxIoType {
+    match ty {
+        IoType::Str => SandboxIoType::Str,
+        IoType::Int => SandboxIoType::Int,
+        IoType::Float => SandboxIoType::Float,
+        IoType::Bool => SandboxIoType::Bool,
+        IoType::Datetime => SandboxIoType::Datetime,
+        IoType::Timedelta => SandboxIoType::Timedelta,
+        IoType::File => SandboxIoType::File,
+        IoType::Dir => SandboxIoType::Dir,
+    }
+}
+
+/// Parses a user's value for an input of type `ty`.
+fn parse_input(name: &str, ty: IoType, text: &str) -> Result<Value, LoopError> {
+    match ty {
+        IoType::File | IoType::Dir => {
+            let path = std::path::absolute(text).unwrap_or_else(|_| PathBuf::from(text));
+            let exists = if ty == IoType::File {
+                path.is_file()
+            } else {
+                path.is_dir()
+            };
+            if !exists {
+                return Err(LoopError::InvalidRequest(format!(
+                    "--{name}: {} is not an existing {}",
+                    path.display(),
+                    ty.name()
+                )));
+            }
+            Ok(if ty == IoType::File {
+                Value::File(path)
+            } else {
+                Value::Dir(path)
+            })
+        }
+        _ => parse_output(name, sandbox_type(ty), text).map_err(|err| {
+            LoopError::InvalidRequest(format!("--{name} {text:?} is not a valid {ty}: {err}"))
+        }),
+    }
+}
+
+/// Runs the solution in `run_dir` with the samples as defaults and `options.overrides` on top.
+pub async fn run(
+    run_dir: &Path,
+    options: &RunOptions,
+) -> Result<(GenerationResult, RunOutcome), LoopError> {
+    let dir = RunDir::open(run_dir);
+    let result = dir.read_result()?;
+    if !result.success && !options.force {
+        return Err(LoopError::InvalidRequest(format!(
+            "the generation in {} failed ({}); pass --force to run it anyway",
+            run_dir.display(),
+            result.reason
+        )));
+    }
+    for name in options.overrides.keys() {
+        if !result.inputs.iter().any(|i| &i.name == name) {
+            let known: Vec<&str> = result.inputs.iter().map(|i| i.name.as_str()).collect();
+            return Err(LoopError::InvalidRequest(format!(
+                "the script has no input `{name}`; its inputs are: {}",
+                known.join(", ")
+            )));
+        }
+    }
+    let sandbox = Sandbox::new(options.sandbox.backend);
+    sandbox.check()?;
+    let cache = EnvCache::new(
+        options
+            .sandbox
+            .cache_dir
+            .clone()
+            .unwrap_or_else(EnvCache::default_dir),
+    );
+    let env = cache.ensure(&EnvSpec::new(&result.packages)?).await?;
+    let script = run_dir.join("solution.py");
+    let work = tempfile::tempdir()
+        .map_err(|err| LoopError::Data(format!("cannot create a temporary directory: {err}")))?;
+    let mut spec = RunSpec::new(env, &script, work.path())?;
+    spec.limits = options.sandbox.limits;
+    spec.network = options.sandbox.network;
+    spec.env_vars = options.sandbox.env_vars.iter().cloned().collect();
+    for input in &result.inputs {
+        let value = match (options.overrides.get(&input.name), &input.sample) {
+            (Some(text), _) => parse_input(&input.name, input.ty, text)?,
+            (None, Some(sample)) => Value::File(sample.clone()),
+            (None, None) => {
+                return Err(LoopError::InvalidRequest(format!(
+                    "input `{}` ({}) has no default; pass --{} VALUE",
+                    input.name, input.ty, input.name
+                )));
+            }
+        };
+        spec = spec.input(&input.name, value);
+    }
+    for output in &result.outputs {
+        spec = spec.output(&output.name, sandbox_type(output.ty));
+    }
+    let mut outcome = sandbox.run(&spec).await?;
+    let destination = options
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| run_dir.join("outputs"));
+    if let Ok(outputs) = &mut outcome.outputs {
+        copy_out(outputs, &destination)?;
+    }
+    Ok((result, outcome))
+}
+
+/// Copies file and directory outputs out of the temporary sandbox directory.
+fn copy_out(outputs: &mut BTreeMap<String, Value>, destination: &Path) -> Result<(), LoopError> {
+    let io = |path: &Path, err: std::io::Error| {
+        LoopError::Data(format!(
+            "cannot copy an output to {}: {err}",
+            path.display()
+        ))
+    };
+    for (name, value) in outputs.iter_mut() {
+        let (Value::File(path) | Value::Dir(path)) = value else {
+            continue;
+        };
+        std::fs::create_dir_all(destination).map_err(|e| io(destination, e))?;
+        let target = destination.join(name);
+        if path.is_dir() {
+            copy_dir(path, &target).map_err(|e| io(&target, e))?;
+        } else {
+            std::fs::copy(&*path, &target).map_err(|e| io(&target, e))?;
+        }
+        *path = target;
+    }
+    Ok(())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,255 @@
+//! The run directory: everything a generation produced, laid out so a person can read it and
+//! `autocoder run` can run it again.
+//!
+//! ```text
+//! RUN_DIR/
+//!   result.json            the GenerationResult below (success, code, tests, packages, tokens, history)
+//!   solution.py            the script
+//!   test_solution.py       its tests
+//!   conftest.py            the harness the tests use (`run_solution`)
+//!   requirements.txt       the environment, with resolved versions (name==version)
+//!   conversation.jsonl     every model request and response, in order
+//!   profiles/<name>.json   the profile of each sample
+//!   schemas/<name>.py      the Pandera module of each sample, checks included
+//!   iterations/<n>/        per test run: test_output.txt, routes.json (diagnoses), changes.json
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::prompt::Plan;
+use crate::request::{Input, Output};
+use crate::session::Usage;
+
+/// Version of the `result.json` layout; bumped on incompatible changes.
+pub const RESULT_FORMAT_VERSION: u32 = 1;
+
+/// Where the script runs and with what.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvironmentRecord {
+    /// The sandbox backend (`bwrap`, `docker`, `none`).
+    pub backend: String,
+    /// The cached environment's id (hash of the package set and Python version).
+    pub id: Option<String>,
+    /// The Docker image, for the Docker backend.
+    pub image: Option<String>,
+    /// Resolved distributions, `(name, version)`.
+    pub resolved: Vec<(String, String)>,
+}
+
+/// One test run and what followed it, as recorded in `result.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IterationRecord {
+    /// 1-based.
+    pub number: u32,
+    /// Passed tests.
+    pub passed: usize,
+    /// Tests needing a diagnosis.
+    pub failed: usize,
+    /// `test_id -> kind` of each routed failure (`logic`, `environment`, `test_error`).
+    pub error_types: BTreeMap<String, String>,
+    /// What changed afterwards.
+    pub changes: Vec<String>,
+    /// Tokens spent in this iteration.
+    pub tokens: u64,
+    /// Seconds spent in this iteration.
+    pub seconds: f64,
+}
+
+/// What `autocoder generate` returns and writes as `result.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GenerationResult {
+    /// [`RESULT_FORMAT_VERSION`].
+    pub format_version: u32,
+    /// Whether the tests passed (or were skipped on request).
+    pub success: bool,
+    /// Why the loop stopped.
+    pub reason: String,
+    /// The last real error, when it failed.
+    pub error: Option<String>,
+    /// The model used, as given (`openai/gpt-4.1`).
+    pub model: String,
+    /// The plan.
+    pub plan: Option<Plan>,
+    /// `solution.py`.
+    pub solution: String,
+    /// `test_solution.py` (empty with `--skip-tests`).
+    pub tests: String,
+    /// The last pytest output.
+    pub test_output: String,
+    /// pytest's exit code in the last run (`None` when no run happened).
+    pub exit_code: Option<i32>,
+    /// Test runs.
+    pub attempts: u32,
+    /// Python distributions installed.
+    pub packages: Vec<String>,
+    /// Debian packages the model asked for (installed only by the Docker backend).
+    pub system_packages: Vec<String>,
+    /// The environment the script ran in.
+    pub environment: EnvironmentRecord,
+    /// Sample name -> Pandera module.
+    pub schemas: BTreeMap<String, String>,
+    /// The data context every prompt carried.
+    pub data_context: String,
+    /// Declared and sample inputs.
+    pub inputs: Vec<Input>,
+    /// Declared outputs.
+    pub outputs: Vec<Output>,
+    /// Sample name -> host path.
+    pub samples: BTreeMap<String, PathBuf>,
+    /// Tokens over all calls.
+    pub tokens: Usage,
+    /// Model calls made.
+    pub model_calls: u32,
+    /// Seconds, start to finish.
+    pub seconds: f64,
+    /// Per test run.
+    pub iterations: Vec<IterationRecord>,
+}
+
+/// Errors writing or reading a run directory.
+#[derive(Debug, thiserror::Error)]
+pub enum RunDirError {
+    /// A file could not be written or read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `result.json` does not parse.
+    #[error("{path} is not a result of autocoder generate: {source}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// A run directory on disk.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    root: PathBuf,
+}
+
+impl RunDir {
+    /// Creates `root` (and its parents) if needed.
+    pub fn create(root: &Path) -> Result<Self, RunDirError> {
+        std::fs::create_dir_all(root).map_err(|source| RunDirError::Io {
+            path: root.to_owned(),
+            source,
+        })?;
+        Ok(RunDir {
+            root: root.to_owned(),
+        })
+    }
+
+    /// An existing run directory.
+    pub fn open(root: &Path) -> Self {
+        RunDir {
+            root: root.to_owned(),
+        }
+    }
+
+    /// The directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Writes `relative` (creating its directory), replacing it atomically.
+    pub fn write(&self, relative: &str, contents: &[u8]) -> Result<PathBuf, RunDirError> {
+        let path = self.root.join(relative);
+        let io = |source| RunDirError::Io {
+            path: path.clone(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let temporary = path.with_extension("partial");
+        std::fs::write(&temporary, contents).map_err(io)?;
+        std::fs::rename(&temporary, &path).map_err(io)?;
+        Ok(path)
+    }
+
+    /// Writes `result.json` and the files derived from it (`solution.py`, `test_solution.py`,
+    /// `requirements.txt`, `schemas/<name>.py`).
+    pub fn write_result(&self, result: &GenerationResult) -> Result<(), RunDirError> {
+        let json = serde_json::to_vec_pretty(result).map_err(|source| RunDirError::Parse {
+            path: self.root.join("result.json"),
+            source,
+        })?;
+        self.write("solution.py", result.solution.as_bytes())?;
+        if !result.tests.is_empty() {
+            self.write("test_solution.py", result.tests.as_bytes())?;
+        }
+        let mut requirements = String::new();
+        for (name, version) in &result.environment.resolved {
+            let _ = writeln!(requirements, "{name}=={version}");
+        }
+        self.write("requirements.txt", requirements.as_bytes())?;
+        for (name, schema) in &result.schemas {
+            self.write(&format!("schemas/{name}.py"), schema.as_bytes())?;
+        }
+        self.write("result.json", &json)?;
+        Ok(())
+    }
+
+    /// Reads `result.json`.
+    pub fn read_result(&self) -> Result<GenerationResult, RunDirError> {
+        let path = self.root.join("result.json");
+        let bytes = std::fs::read(&path).map_err(|source| RunDirError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        serde_json::from_slice(&bytes).map_err(|source| RunDirError::Parse { path, source })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_round_trips_through_its_run_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::create(&dir.path().join("runs/1")).unwrap();
+        let result = GenerationResult {
+            format_version: RESULT_FORMAT_VERSION,
+            success: true,
+            solution: "print(1)\n".into(),
+            tests: "def test_x():\n    pass\n".into(),
+            environment: EnvironmentRecord {
+                backend: "bwrap".into(),
+                resolved: vec![("pandas".into(), "3.1.1".into())],
+                ..EnvironmentRecord::default()
+            },
+            schemas: BTreeMap::from([("sales".to_owned(), "import pandera\n".to_owned())]),
+            ..GenerationResult::default()
+        };
+        run.write_result(&result).unwrap();
+        assert_eq!(RunDir::open(run.root()).read_result().unwrap(), result);
+        let read = |name: &str| std::fs::read_to_string(run.root().join(name)).unwrap();
+        assert_eq!(read("solution.py"), "print(1)\n");
+        assert_eq!(read("requirements.txt"), "pandas==3.1.1\n");
+        assert_eq!(read("schemas/sales.py"), "import pandera\n");
+        assert!(!run.root().join("result.partial").exists());
+    }
+
+    #[test]
+    fn a_directory_without_a_result_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = RunDir::open(dir.path())
+            .read_result()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("result.json"), "{err}");
+    }
+}

@@ -1,0 +1,30 @@
+//! The loop's decisions, without I/O. A [`Session`] says what to do next ([`Action`]); the driver
+//! does it (a model call, an environment build, a test run) and reports back ([`Event`]). Keeping
+//! the decisions apart from the calls makes every rule of the loop testable on its own and keeps
+//! the driver a thin translation to the model and the sandbox.
+//!
+//! The rules:
+//! - plan, then code, then the environment, then tests written without seeing the code;
+//! - a run passes only when at least one test passed and none failed or errored (skips and
+//!   xfails are not passes); a collection error is diagnosed like any failure;
+//! - each failure is routed by its diagnosis through the [`Reclassifier`], so a failure that
+//!   survives one kind of fix goes to the other fixer;
+//! - code fixes are exact edits; one that changes nothing is sent back once with the reason, and
+//!   one that breaks a test that passed before is reverted (passing tests are anchors);
+//! - the same (code, tests, packages) never runs twice: the loop escalates instead (new tests,
+//!   then new code) and gives up when there is nothing left to try;
+//! - it stops on success, at `max_iterations` test runs, or when the token budget is spent,
+//!   reporting the last real error.
+
+mod state;
+#[cfg(test)]
+mod tests;
+mod types;
+
+pub use state::Session;
+pub use types::{
+    Action, Diagnosis, Event, FailedTest, Finish, Limits, RoutedFailure, TestOutcome, TestResult,
+    TestRun, Usage,
+};
+
+pub use crate::reclassify::Reclassifier;

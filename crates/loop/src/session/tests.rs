@@ -1,0 +1,423 @@
+//! The loop's rules, one scenario each, driven through `next` and `apply`.
+
+use super::*;
+use crate::edit::Edit;
+use crate::prompt::Plan;
+use crate::reclassify::FailureKind;
+use crate::splice::FunctionPatch;
+
+const USAGE: Usage = Usage {
+    input_tokens: 100,
+    output_tokens: 50,
+};
+const CODE: &str = "import pandas as pd\n\ndef total(rows):\n    return sum(rows) + 1\n";
+const TESTS: &str = "def test_total(run_solution):\n    assert run_solution().outputs['total'] == 6\n\n\ndef test_exit(run_solution):\n    assert run_solution().returncode == 0\n";
+
+fn session(limits: Limits) -> Session {
+    Session::new(limits, &["pytest".to_owned()])
+}
+
+/// Plans, writes code and tests and builds the environment; returns at the first `RunTests`.
+fn up_to_first_run(s: &mut Session) {
+    assert_eq!(s.next_action(), Action::Plan);
+    s.apply(Event::Planned {
+        plan: Plan::default(),
+        usage: USAGE,
+    });
+    assert!(matches!(s.next_action(), Action::WriteCode { .. }));
+    s.apply(Event::CodeWritten {
+        code: CODE.into(),
+        packages: vec!["pandas".into()],
+        usage: USAGE,
+    });
+    assert_eq!(
+        s.next_action(),
+        Action::PrepareEnvironment {
+            packages: vec!["pandas".into(), "pytest".into()]
+        }
+    );
+    s.apply(Event::EnvironmentReady);
+    assert!(matches!(s.next_action(), Action::WriteTests { .. }));
+    s.apply(Event::TestsWritten {
+        tests: TESTS.into(),
+        usage: USAGE,
+    });
+    assert_eq!(s.next_action(), Action::RunTests);
+}
+
+fn result(id: &str, outcome: TestOutcome, output: &str) -> TestResult {
+    TestResult {
+        id: id.into(),
+        outcome,
+        output: output.into(),
+    }
+}
+
+fn run(results: Vec<TestResult>) -> Event {
+    Event::TestsRan(TestRun {
+        results,
+        output: String::new(),
+    })
+}
+
+const WRONG_TOTAL: &str = "E       assert 7 == 6";
+
+fn failing_total() -> Event {
+    run(vec![
+        result(
+            "test_solution.py::test_total",
+            TestOutcome::Failed,
+            WRONG_TOTAL,
+        ),
+        result("test_solution.py::test_exit", TestOutcome::Passed, ""),
+    ])
+}
+
+fn all_pass() -> Event {
+    run(vec![
+        result("test_solution.py::test_total", TestOutcome::Passed, ""),
+        result("test_solution.py::test_exit", TestOutcome::Passed, ""),
+    ])
+}
+
+fn diagnosed(kind: FailureKind, packages: &[&str]) -> Event {
+    Event::Diagnosed {
+        diagnoses: vec![Diagnosis {
+            test_id: "test_solution.py::test_total".into(),
+            kind,
+            evidence: "1+2+3 = 6".into(),
+            fix: "drop the + 1".into(),
+            packages: packages.iter().map(|p| (*p).to_owned()).collect(),
+        }],
+        usage: USAGE,
+    }
+}
+
+fn fix_code() -> Event {
+    Event::CodeEdited {
+        edits: vec![Edit {
+            find: "sum(rows) + 1".into(),
+            replace: "sum(rows)".into(),
+        }],
+        packages: vec![],
+        usage: USAGE,
+    }
+}
+
+fn expect_finish(s: &mut Session) -> Finish {
+    match s.next_action() {
+        Action::Finish(finish) => finish,
+        other => panic!("expected Finish, got {other:?}"),
+    }
+}
+
+#[test]
+fn first_try_pass() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(all_pass());
+    let finish = expect_finish(&mut s);
+    assert!(finish.success, "{finish:?}");
+    assert_eq!(s.tokens(), 450);
+    assert_eq!(s.runs(), 1);
+}
+
+#[test]
+fn a_logic_error_is_fixed_by_a_code_edit() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(failing_total());
+    let Action::Diagnose { failures, passing } = s.next_action() else {
+        panic!()
+    };
+    assert_eq!(failures.len(), 1);
+    assert_eq!(passing, vec!["test_solution.py::test_exit"]);
+    s.apply(diagnosed(FailureKind::Logic, &[]));
+    let Action::FixCode {
+        failures,
+        passing,
+        rejected,
+    } = s.next_action()
+    else {
+        panic!()
+    };
+    assert_eq!(failures[0].kind, FailureKind::Logic);
+    assert_eq!(passing.len(), 1);
+    assert!(rejected.is_empty());
+    s.apply(fix_code());
+    assert!(s.code().unwrap().contains("return sum(rows)\n"));
+    assert_eq!(s.next_action(), Action::RunTests);
+    s.apply(all_pass());
+    assert!(expect_finish(&mut s).success);
+    assert_eq!(s.history()[0].changes, vec!["code: 1 of 1 edits applied"]);
+}
+
+#[test]
+fn a_wrong_test_is_fixed_by_a_test_patch() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(failing_total());
+    s.next_action();
+    s.apply(diagnosed(FailureKind::TestError, &[]));
+    let Action::FixTests { failures, .. } = s.next_action() else {
+        panic!()
+    };
+    assert_eq!(failures[0].test_id, "test_solution.py::test_total");
+    s.apply(Event::TestsPatched {
+        functions: vec![FunctionPatch {
+            name: "test_total".into(),
+            source:
+                "def test_total(run_solution):\n    assert run_solution().outputs['total'] == 7\n"
+                    .into(),
+        }],
+        imports: vec![],
+        usage: USAGE,
+    });
+    assert!(s.tests().unwrap().contains("== 7"));
+    assert!(s.tests().unwrap().contains("def test_exit"));
+    assert_eq!(s.next_action(), Action::RunTests);
+}
+
+#[test]
+fn a_diagnosis_that_keeps_failing_is_reclassified_and_routed_to_the_other_fixer() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(failing_total());
+    s.next_action();
+    s.apply(diagnosed(FailureKind::TestError, &[]));
+    s.next_action();
+    // The test fixer changes something irrelevant; the same failure comes back.
+    s.apply(Event::TestsPatched {
+        functions: vec![FunctionPatch {
+            name: "test_total".into(),
+            source: "def test_total(run_solution):\n    result = run_solution()\n    assert result.outputs['total'] == 6\n".into(),
+        }],
+        imports: vec![],
+        usage: USAGE,
+    });
+    assert_eq!(s.next_action(), Action::RunTests);
+    s.apply(failing_total());
+    s.next_action();
+    s.apply(diagnosed(FailureKind::TestError, &[]));
+    let Action::FixCode { failures, .. } = s.next_action() else {
+        panic!("must go to the code fixer")
+    };
+    assert_eq!(failures[0].reclassified_from, Some(FailureKind::TestError));
+    s.apply(fix_code());
+    assert_eq!(s.next_action(), Action::RunTests);
+    s.apply(all_pass());
+    assert!(expect_finish(&mut s).success);
+}
+
+#[test]
+fn a_missing_package_is_added_and_the_environment_rebuilt() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(run(vec![result(
+        "test_solution.py",
+        TestOutcome::CollectionError,
+        "E   ModuleNotFoundError: No module named 'scipy'",
+    )]));
+    let Action::Diagnose { failures, .. } = s.next_action() else {
+        panic!()
+    };
+    assert_eq!(
+        failures[0].outcome,
+        TestOutcome::CollectionError,
+        "collection errors are diagnosed"
+    );
+    s.apply(Event::Diagnosed {
+        diagnoses: vec![Diagnosis {
+            test_id: "test_solution.py".into(),
+            kind: FailureKind::Environment,
+            evidence: "No module named 'scipy'".into(),
+            fix: "install scipy".into(),
+            packages: vec!["scipy".into()],
+        }],
+        usage: USAGE,
+    });
+    assert_eq!(
+        s.next_action(),
+        Action::PrepareEnvironment {
+            packages: vec!["pandas".into(), "pytest".into(), "scipy".into()]
+        }
+    );
+    s.apply(Event::EnvironmentReady);
+    assert_eq!(s.next_action(), Action::RunTests);
+}
+
+#[test]
+fn a_nonexistent_package_is_replaced() {
+    let mut s = session(Limits::default());
+    assert_eq!(s.next_action(), Action::Plan);
+    s.apply(Event::Planned {
+        plan: Plan::default(),
+        usage: USAGE,
+    });
+    s.next_action();
+    s.apply(Event::CodeWritten {
+        code: CODE.into(),
+        packages: vec!["sklearn".into()],
+        usage: USAGE,
+    });
+    s.next_action();
+    s.apply(Event::PackageMissing {
+        package: "sklearn".into(),
+        error: "not found".into(),
+    });
+    assert_eq!(
+        s.next_action(),
+        Action::ReplacePackage {
+            package: "sklearn".into(),
+            error: "not found".into()
+        }
+    );
+    s.apply(Event::PackageReplaced {
+        package: "sklearn".into(),
+        replacement: Some("scikit-learn".into()),
+        usage: USAGE,
+    });
+    assert_eq!(
+        s.next_action(),
+        Action::PrepareEnvironment {
+            packages: vec!["pytest".into(), "scikit-learn".into()]
+        }
+    );
+}
+
+#[test]
+fn max_iterations_ends_with_the_real_error() {
+    let mut s = session(Limits {
+        max_iterations: 1,
+        ..Limits::default()
+    });
+    up_to_first_run(&mut s);
+    s.apply(failing_total());
+    s.next_action();
+    s.apply(diagnosed(FailureKind::Logic, &[]));
+    s.next_action();
+    s.apply(fix_code());
+    let finish = expect_finish(&mut s);
+    assert!(!finish.success);
+    assert!(finish.reason.contains("max_iterations (1)"), "{finish:?}");
+    assert!(finish.error.unwrap().contains("assert 7 == 6"));
+}
+
+#[test]
+fn identical_code_tests_and_packages_never_run_twice() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(failing_total());
+    s.next_action();
+    s.apply(diagnosed(FailureKind::Logic, &[]));
+    s.next_action();
+    let useless = Event::CodeEdited {
+        edits: vec![Edit {
+            find: "not in the code".into(),
+            replace: "x".into(),
+        }],
+        packages: vec![],
+        usage: USAGE,
+    };
+    s.apply(useless.clone());
+    let Action::FixCode { rejected, .. } = s.next_action() else {
+        panic!("one retry with the reason")
+    };
+    assert!(rejected[0].contains("not in the script"), "{rejected:?}");
+    s.apply(useless);
+    let Action::WriteTests { notes } = s.next_action() else {
+        panic!("escalate instead of re-running")
+    };
+    assert!(notes[0].contains("exactly as they were"), "{notes:?}");
+}
+
+#[test]
+fn a_code_edit_that_breaks_a_passing_test_is_reverted() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(failing_total());
+    s.next_action();
+    s.apply(diagnosed(FailureKind::Logic, &[]));
+    s.next_action();
+    s.apply(fix_code());
+    s.next_action();
+    s.apply(run(vec![
+        result("test_solution.py::test_total", TestOutcome::Passed, ""),
+        result(
+            "test_solution.py::test_exit",
+            TestOutcome::Failed,
+            "E   assert 1 == 0",
+        ),
+    ]));
+    let Action::FixCode {
+        rejected, failures, ..
+    } = s.next_action()
+    else {
+        panic!()
+    };
+    assert!(
+        rejected[0].contains("test_solution.py::test_exit"),
+        "{rejected:?}"
+    );
+    assert_eq!(failures[0].test_id, "test_solution.py::test_total");
+    assert_eq!(s.code(), Some(CODE));
+}
+
+#[test]
+fn skips_are_not_passes() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(run(vec![result(
+        "test_solution.py::test_total",
+        TestOutcome::Skipped,
+        "",
+    )]));
+    let Action::WriteTests { notes } = s.next_action() else {
+        panic!()
+    };
+    assert!(notes[0].contains("skips are not passes"));
+}
+
+#[test]
+fn skip_tests_stops_once_the_environment_exists() {
+    let mut s = session(Limits {
+        skip_tests: true,
+        ..Limits::default()
+    });
+    s.next_action();
+    s.apply(Event::Planned {
+        plan: Plan::default(),
+        usage: USAGE,
+    });
+    s.next_action();
+    s.apply(Event::CodeWritten {
+        code: CODE.into(),
+        packages: vec![],
+        usage: USAGE,
+    });
+    assert!(matches!(s.next_action(), Action::PrepareEnvironment { .. }));
+    s.apply(Event::EnvironmentReady);
+    let finish = expect_finish(&mut s);
+    assert!(finish.success && finish.reason.contains("skipped"));
+}
+
+#[test]
+fn the_token_budget_stops_the_loop() {
+    let mut s = session(Limits {
+        token_budget: Some(300),
+        ..Limits::default()
+    });
+    s.next_action();
+    s.apply(Event::Planned {
+        plan: Plan::default(),
+        usage: USAGE,
+    });
+    s.next_action();
+    s.apply(Event::CodeWritten {
+        code: CODE.into(),
+        packages: vec![],
+        usage: USAGE,
+    });
+    let finish = expect_finish(&mut s);
+    assert!(!finish.success && finish.reason.contains("token budget (300)"));
+}

@@ -1,0 +1,301 @@
+//! What the session asks for and what it is told.
+
+use serde::{Deserialize, Serialize};
+
+use crate::edit::Edit;
+use crate::prompt::Plan;
+use crate::reclassify::FailureKind;
+use crate::splice::FunctionPatch;
+
+/// Bounds on a generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Test runs at most (the first run included).
+    pub max_iterations: u32,
+    /// Input plus output tokens at most, over all model calls.
+    pub token_budget: Option<u64>,
+    /// Stop once the code and its environment exist, without tests.
+    pub skip_tests: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_iterations: 10,
+            token_budget: None,
+            skip_tests: false,
+        }
+    }
+}
+
+/// Tokens one model call used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Both together.
+    pub fn total(self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+/// How one test ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestOutcome {
+    /// Passed.
+    Passed,
+    /// An assertion or exception in the test body.
+    Failed,
+    /// A fixture (setup or teardown) failed.
+    Error,
+    /// Skipped: not a pass.
+    Skipped,
+    /// Expected failure: not a pass.
+    XFailed,
+    /// Unexpected pass of an xfail: not a pass either (the test contradicts itself).
+    XPassed,
+    /// The file could not be collected (syntax error, failing import).
+    CollectionError,
+}
+
+/// One test's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestResult {
+    /// pytest's node id (or the file, for a collection error).
+    pub id: String,
+    /// How it ended.
+    pub outcome: TestOutcome,
+    /// pytest's report for it (empty when it passed).
+    pub output: String,
+}
+
+/// One run of the tests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestRun {
+    /// Every result, collection errors included.
+    pub results: Vec<TestResult>,
+    /// The whole output, for the record and when nothing more specific is known.
+    pub output: String,
+}
+
+impl TestRun {
+    /// Passed tests.
+    pub fn passed(&self) -> impl Iterator<Item = &TestResult> {
+        self.results
+            .iter()
+            .filter(|r| r.outcome == TestOutcome::Passed)
+    }
+
+    /// Failures, errors, collection errors and xpasses: what needs a diagnosis.
+    pub fn failures(&self) -> impl Iterator<Item = &TestResult> {
+        self.results.iter().filter(|r| {
+            matches!(
+                r.outcome,
+                TestOutcome::Failed
+                    | TestOutcome::Error
+                    | TestOutcome::CollectionError
+                    | TestOutcome::XPassed
+            )
+        })
+    }
+
+    /// At least one test passed and nothing needs a diagnosis.
+    pub fn succeeded(&self) -> bool {
+        self.passed().next().is_some() && self.failures().next().is_none()
+    }
+}
+
+/// A failing test handed to the diagnosis.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedTest {
+    /// pytest's node id.
+    pub test_id: String,
+    /// Its outcome.
+    pub outcome: TestOutcome,
+    /// pytest's report for it.
+    pub output: String,
+}
+
+/// The model's verdict on one failing test.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    /// The test it is about.
+    pub test_id: String,
+    /// What is wrong.
+    pub kind: FailureKind,
+    /// Why the model thinks so.
+    pub evidence: String,
+    /// What must change.
+    pub fix: String,
+    /// For environment failures: distributions to add.
+    pub packages: Vec<String>,
+}
+
+/// A diagnosed failure on its way to a fixer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoutedFailure {
+    /// The failing test.
+    pub test_id: String,
+    /// Its report.
+    pub output: String,
+    /// The diagnosis' evidence (with a note when the failure was reclassified).
+    pub evidence: String,
+    /// The fix asked for.
+    pub fix: String,
+    /// The fixer it goes to.
+    pub kind: FailureKind,
+    /// The model's own label, when the reclassifier overrode it.
+    pub reclassified_from: Option<FailureKind>,
+}
+
+/// What the driver must do next.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Action {
+    /// Ask for a plan; answer with [`Event::Planned`].
+    Plan,
+    /// Ask for the whole script (following the plan); answer with [`Event::CodeWritten`].
+    /// `notes` says why a previous script was dropped, if one was.
+    WriteCode {
+        /// Why the code is written again.
+        notes: Vec<String>,
+    },
+    /// Ask for the whole test file (without showing the code); answer with
+    /// [`Event::TestsWritten`].
+    WriteTests {
+        /// Why the tests are written again.
+        notes: Vec<String>,
+    },
+    /// Build (or reuse) the environment with these distributions; answer with
+    /// [`Event::EnvironmentReady`] or [`Event::PackageMissing`].
+    PrepareEnvironment {
+        /// Distributions, sorted.
+        packages: Vec<String>,
+    },
+    /// Ask which distribution replaces one that does not exist; answer with
+    /// [`Event::PackageReplaced`].
+    ReplacePackage {
+        /// The name that failed.
+        package: String,
+        /// The installer's message.
+        error: String,
+    },
+    /// Run the tests; answer with [`Event::TestsRan`].
+    RunTests,
+    /// Ask for a diagnosis of these failures; answer with [`Event::Diagnosed`].
+    Diagnose {
+        /// The failures, in test order.
+        failures: Vec<FailedTest>,
+        /// Tests that pass and must keep passing.
+        passing: Vec<String>,
+    },
+    /// Ask for code edits; answer with [`Event::CodeEdited`].
+    FixCode {
+        /// What to fix.
+        failures: Vec<RoutedFailure>,
+        /// Tests that pass and must keep passing.
+        passing: Vec<String>,
+        /// Why earlier edits were not used.
+        rejected: Vec<String>,
+    },
+    /// Ask for new versions of these test functions; answer with [`Event::TestsPatched`].
+    FixTests {
+        /// What to fix.
+        failures: Vec<RoutedFailure>,
+        /// Why an earlier answer was not used.
+        rejected: Vec<String>,
+    },
+    /// Stop.
+    Finish(Finish),
+}
+
+/// How a generation ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finish {
+    /// The tests passed (or tests were skipped on request and the environment was built).
+    pub success: bool,
+    /// Why it stopped.
+    pub reason: String,
+    /// The last real error (test output or failure), when it did not succeed.
+    pub error: Option<String>,
+}
+
+/// What the driver observed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The plan.
+    Planned {
+        /// It.
+        plan: Plan,
+        /// Tokens.
+        usage: Usage,
+    },
+    /// A whole script.
+    CodeWritten {
+        /// `solution.py`.
+        code: String,
+        /// Distributions the script needs (imports already mapped by the driver).
+        packages: Vec<String>,
+        /// Tokens.
+        usage: Usage,
+    },
+    /// A whole test file.
+    TestsWritten {
+        /// `test_solution.py`.
+        tests: String,
+        /// Tokens.
+        usage: Usage,
+    },
+    /// The environment exists.
+    EnvironmentReady,
+    /// A distribution does not exist.
+    PackageMissing {
+        /// Its name.
+        package: String,
+        /// The installer's message.
+        error: String,
+    },
+    /// The model's replacement for a missing distribution (`None`: drop it).
+    PackageReplaced {
+        /// The name that failed.
+        package: String,
+        /// What to install instead.
+        replacement: Option<String>,
+        /// Tokens.
+        usage: Usage,
+    },
+    /// The tests ran.
+    TestsRan(TestRun),
+    /// Diagnoses, one per failure (missing ones count as `logic`).
+    Diagnosed {
+        /// Them.
+        diagnoses: Vec<Diagnosis>,
+        /// Tokens.
+        usage: Usage,
+    },
+    /// Code edits to apply.
+    CodeEdited {
+        /// The edits.
+        edits: Vec<Edit>,
+        /// Distributions the edited code newly needs.
+        packages: Vec<String>,
+        /// Tokens.
+        usage: Usage,
+    },
+    /// New test functions.
+    TestsPatched {
+        /// The functions.
+        functions: Vec<FunctionPatch>,
+        /// Imports they need.
+        imports: Vec<String>,
+        /// Tokens.
+        usage: Usage,
+    },
+}

@@ -1,0 +1,193 @@
+//! One function per model step: render the step's template, ask for its answer type, and turn
+//! the answer into the session's [`Event`]. Prompt words stay in `templates/loop/`.
+
+use autocoder_llm::{LlmClient, LlmError, Message};
+use autocoder_prompts::Prompts;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::LoopError;
+use crate::answers::{
+    CodeAnswer, CodeEditsAnswer, DiagnosisAnswer, ReplacementAnswer, TestPatchesAnswer,
+    TestsAnswer, strip_code_fence,
+};
+use crate::prompt::{Plan, TaskView, render};
+use crate::session::{Diagnosis, Event, Usage};
+use crate::splice::FunctionPatch;
+
+/// Bytes of one test's report shown in a prompt.
+pub(crate) const FAILURE_OUTPUT_LIMIT: usize = 3_000;
+
+/// The model, the templates and the task: what every step needs.
+pub(crate) struct Steps<'a> {
+    pub(crate) client: &'a LlmClient,
+    pub(crate) prompts: &'a Prompts,
+    pub(crate) task: &'a TaskView,
+    pub(crate) system: String,
+}
+
+fn usage(value: autocoder_llm::Usage) -> Usage {
+    Usage {
+        input_tokens: value.input_tokens,
+        output_tokens: value.output_tokens,
+    }
+}
+
+impl Steps<'_> {
+    async fn ask<T: DeserializeOwned + JsonSchema>(
+        &self,
+        step: &str,
+        template: &str,
+        extra: Value,
+    ) -> Result<(T, Usage), LoopError> {
+        let text = render(self.prompts, template, self.task, extra)?;
+        let messages = [Message::system(self.system.clone()), Message::user(text)];
+        let answer = self.client.structured::<T>(step, &messages).await?;
+        Ok((answer.value, usage(answer.usage)))
+    }
+
+    pub(crate) async fn plan(&self) -> Result<Event, LoopError> {
+        let (plan, usage) = self.ask::<Plan>("plan", "loop/plan.j2", json!({})).await?;
+        Ok(Event::Planned { plan, usage })
+    }
+
+    /// The script and the distributions the model says it needs (the driver settles them).
+    pub(crate) async fn code(
+        &self,
+        plan: &Plan,
+        notes: &[String],
+    ) -> Result<(CodeAnswer, Usage), LoopError> {
+        let (mut answer, usage) = self
+            .ask::<CodeAnswer>(
+                "code",
+                "loop/code.j2",
+                json!({"plan": plan, "notes": notes}),
+            )
+            .await?;
+        answer.code = strip_code_fence(&answer.code);
+        Ok((answer, usage))
+    }
+
+    pub(crate) async fn tests(&self, notes: &[String]) -> Result<Event, LoopError> {
+        let (answer, usage) = self
+            .ask::<TestsAnswer>("tests", "loop/tests.j2", json!({"notes": notes}))
+            .await?;
+        Ok(Event::TestsWritten {
+            tests: strip_code_fence(&answer.tests),
+            usage,
+        })
+    }
+
+    /// A diagnosis; a model error degrades to no verdicts (each failure then counts as `logic`).
+    pub(crate) async fn diagnose(&self, context: Value) -> Result<Event, LoopError> {
+        match self
+            .ask::<DiagnosisAnswer>("diagnose", "loop/diagnose.j2", context)
+            .await
+        {
+            Ok((answer, usage)) => Ok(Event::Diagnosed {
+                diagnoses: answer
+                    .failures
+                    .into_iter()
+                    .map(|f| Diagnosis {
+                        test_id: f.test_id,
+                        kind: f.kind,
+                        evidence: f.evidence,
+                        fix: f.fix,
+                        packages: f.packages,
+                    })
+                    .collect(),
+                usage,
+            }),
+            Err(err) => degrade(err, "diagnose").map(|()| Event::Diagnosed {
+                diagnoses: Vec::new(),
+                usage: Usage::default(),
+            }),
+        }
+    }
+
+    /// Code edits; a model error degrades to no edits (the session retries once, then escalates).
+    pub(crate) async fn fix_code(
+        &self,
+        context: Value,
+    ) -> Result<(CodeEditsAnswer, Usage), LoopError> {
+        match self
+            .ask::<CodeEditsAnswer>("fix_code", "loop/fix_code.j2", context)
+            .await
+        {
+            Ok(answer) => Ok(answer),
+            Err(err) => degrade(err, "fix_code").map(|()| Default::default()),
+        }
+    }
+
+    /// New test functions; a model error degrades to none.
+    pub(crate) async fn fix_tests(&self, context: Value) -> Result<Event, LoopError> {
+        match self
+            .ask::<TestPatchesAnswer>("fix_tests", "loop/fix_tests.j2", context)
+            .await
+        {
+            Ok((answer, usage)) => Ok(Event::TestsPatched {
+                functions: answer
+                    .functions
+                    .into_iter()
+                    .map(|f| FunctionPatch {
+                        name: f.name,
+                        source: strip_code_fence(&f.source),
+                    })
+                    .collect(),
+                imports: answer.imports,
+                usage,
+            }),
+            Err(err) => degrade(err, "fix_tests").map(|()| Event::TestsPatched {
+                functions: Vec::new(),
+                imports: Vec::new(),
+                usage: Usage::default(),
+            }),
+        }
+    }
+
+    pub(crate) async fn replace_package(
+        &self,
+        package: &str,
+        error: &str,
+        imports: &[String],
+    ) -> Result<Event, LoopError> {
+        let context = json!({"package": package, "error": error, "imports": imports});
+        let (answer, usage) = self
+            .ask::<ReplacementAnswer>("replace_package", "loop/replace_package.j2", context)
+            .await?;
+        let replacement = answer
+            .replacement
+            .map(|r| r.trim().to_owned())
+            .filter(|r| !r.is_empty());
+        Ok(Event::PackageReplaced {
+            package: package.to_owned(),
+            replacement,
+            usage,
+        })
+    }
+}
+
+/// Errors that end the generation (no key, rejected key, unreachable provider, replay
+/// divergence) propagate; a bad answer to a fix or diagnosis step does not.
+fn degrade(err: LoopError, step: &str) -> Result<(), LoopError> {
+    match err {
+        LoopError::Model(LlmError::InvalidStructuredOutput { .. } | LlmError::Rejected { .. }) => {
+            tracing::warn!(step, %err, "the model's answer was unusable; going on without it");
+            Ok(())
+        }
+        other => Err(other),
+    }
+}
+
+/// `text` cut to its last `limit` bytes (the end of a report says what failed), with a marker.
+pub(crate) fn tail(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_owned();
+    }
+    let mut cut = text.len() - limit;
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    format!("[... {cut} bytes cut]\n{}", &text[cut..])
+}

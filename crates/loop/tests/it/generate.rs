@@ -1,0 +1,487 @@
+//! `generate` end to end: the scripted LLM server stands in for the model; the sandbox, the
+//! environments, pytest and the harness are real. Each scenario is one of the loop's promises.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use autocoder_llm::{LlmClient, LlmConfig, ModelSpec, RetryPolicy};
+use autocoder_loop::request::{Declaration, Sample};
+use autocoder_loop::run::{RunOptions, run};
+use autocoder_loop::rundir::GenerationResult;
+use autocoder_loop::session::Limits;
+use autocoder_loop::{GenerateOptions, SandboxOptions, generate};
+use autocoder_sandbox::Value;
+use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
+use serde_json::json;
+
+const SALES: &str = "region,qty,price\nnorth,3,2.5\nsouth,2,4.0\nnorth,1,10.0\n";
+const REVENUE: f64 = 3.0 * 2.5 + 2.0 * 4.0 + 10.0;
+
+/// A correct script, with `BUG` standing for the revenue expression.
+const SCRIPT: &str = r#"import argparse
+import csv
+import sys
+
+
+def total_revenue(path):
+    with open(path, newline="") as handle:
+        return sum(BUG for row in csv.DictReader(handle))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sales", required=True)
+    args = parser.parse_args()
+    try:
+        total = total_revenue(args.sales)
+    except OSError as err:
+        sys.exit(f"cannot read {args.sales}: {err}")
+    with open("/var/outputs/total", "w") as handle:
+        handle.write(str(total))
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+const GOOD: &str = r#"float(row["qty"]) * float(row["price"])"#;
+const BAD: &str = r#"float(row["qty"])"#;
+
+fn script(expression: &str) -> String {
+    SCRIPT.replace("BUG", expression)
+}
+
+fn tests(expected: &str) -> String {
+    format!(
+        r#"import pytest
+
+
+def test_total_is_revenue(run_solution):
+    result = run_solution()
+    assert result.returncode == 0, result.stderr
+    assert result.outputs["total"] == pytest.approx({expected})
+
+
+def test_missing_file_fails(run_solution, tmp_path):
+    result = run_solution({{"sales": tmp_path / "missing.csv"}})
+    assert result.returncode != 0
+"#
+    )
+}
+
+fn plan() -> Entry {
+    Entry::step(
+        "plan",
+        Reply::Json(
+            json!({"summary": "sum qty * price", "approach": ["read", "sum", "write"], "edge_cases": []}),
+        ),
+    )
+}
+
+fn code(source: &str) -> Entry {
+    Entry::step(
+        "code",
+        Reply::Json(json!({"code": source, "packages": [], "system_packages": []})),
+    )
+}
+
+fn test_file(source: &str) -> Entry {
+    Entry::step("tests", Reply::Json(json!({"tests": source})))
+}
+
+fn diagnosis(kind: &str, packages: &[&str]) -> Entry {
+    Entry::step(
+        "diagnose",
+        Reply::Json(json!({"failures": [{
+            "test_id": "test_solution.py::test_total_is_revenue",
+            "kind": kind,
+            "evidence": "3*2.5 + 2*4 + 10 = 25.5",
+            "fix": "multiply qty by price",
+            "packages": packages,
+        }]})),
+    )
+}
+
+fn code_fix() -> Entry {
+    Entry::step(
+        "fix_code",
+        Reply::Json(
+            json!({"edits": [{"find": BAD, "replace": GOOD}], "packages": [], "explanation": "revenue"}),
+        ),
+    )
+}
+
+struct Fixture {
+    server: ScriptedServer,
+    dir: tempfile::TempDir,
+    sample: PathBuf,
+}
+
+async fn fixture(entries: Vec<Entry>) -> Fixture {
+    let server = ScriptedServer::start(Script::new(entries)).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let sample = dir.path().join("sales.csv");
+    std::fs::write(&sample, SALES).unwrap();
+    Fixture {
+        server,
+        dir,
+        sample,
+    }
+}
+
+fn cache_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs")
+}
+
+impl Fixture {
+    fn client(&self) -> LlmClient {
+        let mut config = LlmConfig::new(ModelSpec::parse("openai/scripted").unwrap());
+        config.api_base = Some(self.server.base_url());
+        config.conversation_log = Some(self.dir.path().join("run/conversation.jsonl"));
+        config.retry = RetryPolicy {
+            max_retries: 2,
+            initial_backoff: Duration::from_millis(5),
+            max_backoff: Duration::from_millis(20),
+            max_retry_after: Duration::from_secs(2),
+        };
+        LlmClient::new_with_env(config, |_| Some("sk-scripted".to_owned())).unwrap()
+    }
+
+    fn options(&self) -> GenerateOptions {
+        GenerateOptions {
+            prompt: "Total revenue (qty * price) of the sales file, written as `total`.".into(),
+            samples: vec![Sample {
+                name: "sales".into(),
+                path: self.sample.clone(),
+            }],
+            outputs: vec!["total:float".parse::<Declaration>().unwrap()],
+            sample_rows: 10,
+            limits: Limits {
+                max_iterations: 4,
+                ..Limits::default()
+            },
+            out_dir: self.dir.path().join("run"),
+            sandbox: SandboxOptions {
+                cache_dir: Some(cache_dir()),
+                ..SandboxOptions::default()
+            },
+            model: "openai/scripted".into(),
+            ..GenerateOptions::default()
+        }
+    }
+
+    async fn generate(&self, options: &GenerateOptions) -> GenerationResult {
+        generate(options, &self.client(), &|_| {}).await.unwrap()
+    }
+
+    fn steps(&self) -> Vec<String> {
+        self.server
+            .requests()
+            .iter()
+            .filter_map(|r| r.step.clone())
+            .collect()
+    }
+}
+
+#[tokio::test]
+async fn first_try_pass_writes_a_complete_run_directory() {
+    let f = fixture(vec![plan(), code(&script(GOOD)), test_file(&tests("25.5"))]).await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(result.attempts, 1);
+    assert_eq!(f.steps(), ["plan", "code", "tests"]);
+    let run_dir = f.dir.path().join("run");
+    for file in [
+        "result.json",
+        "solution.py",
+        "test_solution.py",
+        "conftest.py",
+        "requirements.txt",
+        "conversation.jsonl",
+        "profiles/sales.json",
+        "iterations/1/test_output.txt",
+    ] {
+        assert!(run_dir.join(file).exists(), "{file} missing");
+    }
+    assert!(
+        std::fs::read_to_string(run_dir.join("requirements.txt"))
+            .unwrap()
+            .contains("pytest==")
+    );
+    // The tests never saw the code: the tests prompt has no solution in it.
+    let tests_request = &f.server.requests()[2];
+    assert!(!tests_request.body.to_string().contains("total_revenue"));
+
+    // The result runs on new data, with the sample as default and an override.
+    let other = f.dir.path().join("other.csv");
+    std::fs::write(&other, "region,qty,price\neast,4,0.5\n").unwrap();
+    let options = RunOptions {
+        overrides: [("sales".to_owned(), other.display().to_string())].into(),
+        sandbox: SandboxOptions {
+            cache_dir: Some(cache_dir()),
+            ..SandboxOptions::default()
+        },
+        ..RunOptions::default()
+    };
+    let (_, outcome) = run(&run_dir, &options).await.unwrap();
+    assert_eq!(outcome.outputs.unwrap()["total"], Value::Float(2.0));
+    let (_, outcome) = run(
+        &run_dir,
+        &RunOptions {
+            overrides: std::collections::BTreeMap::default(),
+            ..options
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.outputs.unwrap()["total"], Value::Float(REVENUE));
+}
+
+#[tokio::test]
+async fn a_logic_error_is_fixed_by_a_code_edit() {
+    let f = fixture(vec![
+        plan(),
+        code(&script(BAD)),
+        test_file(&tests("25.5")),
+        diagnosis("logic", &[]),
+        code_fix(),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(result.attempts, 2);
+    assert_eq!(
+        result.iterations[0].error_types["test_solution.py::test_total_is_revenue"],
+        "logic"
+    );
+    assert!(result.solution.contains(GOOD));
+    assert_eq!(f.steps(), ["plan", "code", "tests", "diagnose", "fix_code"]);
+}
+
+#[tokio::test]
+async fn a_wrong_test_is_fixed_by_a_test_patch() {
+    let fixed = "def test_total_is_revenue(run_solution):\n    result = run_solution()\n    assert result.outputs[\"total\"] == pytest.approx(25.5)\n";
+    let f = fixture(vec![
+        plan(),
+        code(&script(GOOD)),
+        test_file(&tests("26.0")),
+        diagnosis("test_error", &[]),
+        Entry::step("fix_tests", Reply::Json(json!({"functions": [{"name": "test_total_is_revenue", "source": fixed}], "imports": []}))),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert!(
+        result.tests.contains("approx(25.5)") && result.tests.contains("test_missing_file_fails")
+    );
+    assert_eq!(result.solution, script(GOOD), "the code was not touched");
+}
+
+#[tokio::test]
+async fn a_persisting_wrong_diagnosis_is_reclassified_to_the_code_fixer() {
+    // The model blames the test twice; the test fix changes nothing that matters.
+    let same = "def test_total_is_revenue(run_solution):\n    result = run_solution()\n    assert result.returncode == 0\n    assert result.outputs[\"total\"] == pytest.approx(25.5)\n";
+    let f = fixture(vec![
+        plan(),
+        code(&script(BAD)),
+        test_file(&tests("25.5")),
+        diagnosis("test_error", &[]),
+        Entry::step("fix_tests", Reply::Json(json!({"functions": [{"name": "test_total_is_revenue", "source": same}], "imports": []}))),
+        diagnosis("test_error", &[]),
+        code_fix(),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(
+        f.steps(),
+        [
+            "plan",
+            "code",
+            "tests",
+            "diagnose",
+            "fix_tests",
+            "diagnose",
+            "fix_code"
+        ]
+    );
+    assert_eq!(
+        result.iterations[1].error_types["test_solution.py::test_total_is_revenue"],
+        "logic"
+    );
+}
+
+#[tokio::test]
+async fn a_collection_error_in_the_solution_is_diagnosed_not_answered_with_new_tests() {
+    let broken = script(GOOD).replace("import csv\n", "import csv\nfrom csv import DictReaderr\n");
+    let tests_importing = format!("from solution import total_revenue\n{}", tests("25.5"));
+    let f = fixture(vec![
+        plan(),
+        code(&broken),
+        test_file(&tests_importing),
+        diagnosis("logic", &[]),
+        Entry::step("fix_code", Reply::Json(json!({"edits": [{"find": "from csv import DictReaderr\n", "replace": ""}], "packages": [], "explanation": "typo"}))),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    let diagnose = f
+        .server
+        .requests()
+        .into_iter()
+        .find(|r| r.step.as_deref() == Some("diagnose"))
+        .unwrap();
+    assert!(
+        diagnose.body.to_string().contains("DictReaderr"),
+        "the import error reached the diagnosis"
+    );
+}
+
+#[tokio::test]
+async fn max_iterations_ends_with_the_real_error() {
+    let f = fixture(vec![
+        plan(),
+        code(&script(BAD)),
+        test_file(&tests("25.5")),
+        diagnosis("logic", &[]),
+        code_fix(),
+    ])
+    .await;
+    let mut options = f.options();
+    options.limits.max_iterations = 1;
+    let result = f.generate(&options).await;
+    assert!(!result.success);
+    assert!(
+        result.reason.contains("max_iterations (1)"),
+        "{}",
+        result.reason
+    );
+    let error = result.error.unwrap();
+    assert!(error.contains("25.5") && error.contains("6.0"), "{error}");
+    let saved: GenerationResult =
+        serde_json::from_slice(&std::fs::read(f.dir.path().join("run/result.json")).unwrap())
+            .unwrap();
+    assert!(!saved.success);
+}
+
+#[tokio::test]
+async fn skip_tests_stops_after_the_environment() {
+    let f = fixture(vec![plan(), code(&script(GOOD))]).await;
+    let mut options = f.options();
+    options.limits.skip_tests = true;
+    let result = f.generate(&options).await;
+    assert!(
+        result.success && result.tests.is_empty() && result.attempts == 0,
+        "{result:#?}"
+    );
+    assert_eq!(f.steps(), ["plan", "code"]);
+}
+
+#[tokio::test]
+async fn invalid_json_from_the_model_is_repaired() {
+    let f = fixture(vec![
+        Entry::step(
+            "plan",
+            Reply::Text("Sure! Here is the plan: {\"summary\": \"sum".into()),
+        ),
+        Entry::step(
+            "plan/repair",
+            Reply::Json(json!({"summary": "sum", "approach": [], "edge_cases": []})),
+        ),
+        code(&script(GOOD)),
+        test_file(&tests("25.5")),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps()[..2], ["plan", "plan/repair"]);
+}
+
+#[tokio::test]
+async fn a_bad_request_fails_before_any_model_call() {
+    let f = fixture(vec![]).await;
+    let mut options = f.options();
+    options.outputs = vec!["exit_code:int".parse().unwrap()];
+    let err = generate(&options, &f.client(), &|_| {})
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("reserved"), "{err}");
+    assert!(f.server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_missing_package_is_diagnosed_as_environment_and_installed() {
+    // The import is dynamic, so the import analysis cannot see it: the run fails, the diagnosis
+    // names the distribution, the environment is rebuilt with it.
+    let dynamic = script(GOOD).replace(
+        "def main():\n",
+        "def main():\n    __import__(\"importlib\").import_module(\"six\")\n",
+    );
+    let f = fixture(vec![
+        plan(),
+        code(&dynamic),
+        test_file(&tests("25.5")),
+        Entry::step(
+            "diagnose",
+            Reply::Json(json!({"failures": [{
+                "test_id": "test_solution.py::test_total_is_revenue",
+                "kind": "environment",
+                "evidence": "ModuleNotFoundError: No module named 'six'",
+                "fix": "install six",
+                "packages": ["six"],
+            }]})),
+        ),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert!(
+        result.packages.contains(&"six".to_owned()),
+        "{:?}",
+        result.packages
+    );
+    assert!(
+        result
+            .environment
+            .resolved
+            .iter()
+            .any(|(name, _)| name == "six")
+    );
+    assert_eq!(
+        result.iterations[0].error_types["test_solution.py::test_total_is_revenue"],
+        "environment"
+    );
+}
+
+#[tokio::test]
+async fn a_package_that_does_not_exist_is_replaced_or_dropped() {
+    let importing = script(GOOD).replace(
+        "import csv\n",
+        "import csv\nimport autocoder_no_such_distribution_zz9\n",
+    );
+    let f = fixture(vec![
+        plan(),
+        code(&importing),
+        Entry::step(
+            "replace_package",
+            Reply::Json(json!({"replacement": null, "reason": "the import is not needed"})),
+        ),
+        code(&script(GOOD)),
+        test_file(&tests("25.5")),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(
+        f.steps(),
+        ["plan", "code", "replace_package", "code", "tests"]
+    );
+    let second_code = &f.server.requests()[3];
+    let body = second_code.body.to_string();
+    assert!(
+        body.contains("zz9") && body.contains("does not exist"),
+        "the note reached the model: {body}"
+    );
+    assert!(!result.packages.iter().any(|p| p.contains("zz9")));
+}

@@ -1,0 +1,117 @@
+//! The pytest harness (`templates/harness/conftest.py.j2`) run with real Python and pytest:
+//! defaults come from samples, arguments are passed the way the contract promises, outputs are
+//! read back strictly and cleared between runs.
+
+use std::path::Path;
+use std::process::Command;
+
+use autocoder_prompts::Prompts;
+use serde_json::json;
+
+fn python() -> String {
+    std::env::var("AUTOCODER_TEST_PYTHON")
+        .expect("AUTOCODER_TEST_PYTHON must point at a Python with pytest (scripts/test sets it)")
+}
+
+const SOLUTION: &str = r#"
+import argparse, pathlib, sys
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--strict", default="false")
+    parser.add_argument("--scale", type=float, default=1.0)
+    args = parser.parse_args()
+    rows = pathlib.Path(args.data).read_text().split()
+    if args.strict not in ("true", "false"):
+        sys.exit("--strict must be true or false")
+    out = pathlib.Path(OUT)
+    (out / "count").write_text(str(len(rows)) + "\n")
+    (out / "scaled").write_text(repr(len(rows) * args.scale))
+    (out / "strict").write_text(args.strict.upper())
+    (out / "elapsed").write_text("1 day, 2:03:04.5")
+    if args.strict == "true":
+        (out / "report.txt").write_text("strict run")
+
+if __name__ == "__main__":
+    main()
+"#;
+
+const TESTS: &str = r#"
+def test_defaults_come_from_the_sample(run_solution):
+    result = run_solution()
+    assert result.returncode == 0, result.stderr
+    assert result.outputs["count"] == 3
+    assert result.outputs["scaled"] == 3.0
+    assert result.outputs["strict"] is False
+    assert result.outputs["elapsed"].total_seconds() == 93784.5
+    assert result.outputs["report.txt"] is None
+
+def test_bools_arrive_as_true_and_outputs_are_cleared(run_solution, tmp_path):
+    data = tmp_path / "two.txt"
+    data.write_text("a b")
+    result = run_solution({"data": data, "strict": True, "scale": 0.5})
+    assert result.outputs["count"] == 2
+    assert result.outputs["scaled"] == 1.0
+    assert result.outputs["strict"] is True
+    assert result.outputs["report.txt"].read_text() == "strict run"
+    again = run_solution({"data": data})
+    assert again.outputs["report.txt"] is None
+
+def test_a_failing_run_reports_its_exit_code(run_solution):
+    result = run_solution({"strict": "maybe"})
+    assert result.returncode != 0
+    assert "--strict must be true or false" in result.stderr
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+#[test]
+fn the_harness_runs_the_script_end_to_end_under_real_pytest() {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = dir.path().join("outputs");
+    let sample = dir.path().join("sample.txt");
+    std::fs::write(&sample, "x y z").unwrap();
+    let conftest = Prompts::embedded()
+        .unwrap()
+        .render(
+            "harness/conftest.py.j2",
+            json!({
+                "outputs_dir": outputs,
+                "timeout_seconds": 60,
+                "output_types": {"count": "int", "scaled": "float", "strict": "bool",
+                                 "elapsed": "timedelta", "report.txt": "file"},
+                "default_arguments": {"data": sample},
+            }),
+        )
+        .unwrap();
+    write(dir.path(), "conftest.py", &conftest);
+    write(
+        dir.path(),
+        "solution.py",
+        &SOLUTION.replace("OUT", &format!("{:?}", outputs.display().to_string())),
+    );
+    write(dir.path(), "test_solution.py", TESTS);
+    #[allow(clippy::disallowed_methods)] // the real pytest is the point of this test
+    let run = Command::new(python())
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "test_solution.py",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(stdout.contains("3 passed"), "{stdout}");
+}

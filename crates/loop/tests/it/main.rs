@@ -1,0 +1,6 @@
+//! Integration tests of the loop's prompts (snapshots) and its pytest harness (real Python).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod generate;
+mod harness;
+mod prompts;

@@ -1,0 +1,160 @@
+//! Every loop prompt, rendered from one realistic request and snapshotted: a change to a template
+//! or to the data it receives shows up as a reviewable diff.
+
+use autocoder_loop::prompt::{CheckView, DatasetView, Plan, RuleView, TaskView, render};
+use autocoder_loop::request::{Contract, Declaration, Sample};
+use autocoder_prompts::Prompts;
+use serde_json::json;
+
+fn task() -> TaskView {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = dir.path().join("sales.csv");
+    std::fs::write(&sample, "region,qty,price\nnorth,3,2.5\n").unwrap();
+    let inputs: Vec<Declaration> = vec![
+        "min_qty:int".parse().unwrap(),
+        "strict:bool".parse().unwrap(),
+    ];
+    let outputs: Vec<Declaration> = vec![
+        "total:float".parse().unwrap(),
+        "by_region.csv:file".parse().unwrap(),
+    ];
+    let samples = vec![Sample {
+        name: "sales".into(),
+        path: sample,
+    }];
+    let contract = Contract::new(&inputs, &outputs, &samples).unwrap();
+    let mut inputs = contract.inputs;
+    for input in &mut inputs {
+        input.sample = input.sample.as_ref().map(|_| "sales.csv".into());
+    }
+    TaskView {
+        task: "Compute total revenue (qty * price) over rows with qty >= min_qty, and revenue per region.".into(),
+        system_override: None,
+        schema_text: None,
+        inputs,
+        outputs: contract.outputs,
+        datasets: vec![DatasetView {
+            name: "sales".into(),
+            path: "/var/inputs/sales.csv".into(),
+            context: "1 row x 3 columns\nregion: string, 1 distinct\nqty: integer, min 3 max 3\nprice: float, min 2.5 max 2.5".into(),
+            checks: vec![
+                CheckView { text: "qty must be positive -> qty > 0".into(), violations: 0 },
+                CheckView { text: "price at most 100 -> price <= 100".into(), violations: 2 },
+            ],
+        }],
+        rules: vec![RuleView {
+            text: "revenue is rounded to cents".into(),
+            reason: Some("not a check on one column".into()),
+        }],
+    }
+}
+
+fn plan() -> Plan {
+    Plan {
+        summary: "Filter rows, multiply, sum overall and per region.".into(),
+        approach: vec![
+            "read the CSV with pandas".into(),
+            "filter qty >= min_qty".into(),
+        ],
+        edge_cases: vec!["empty result after filtering".into()],
+    }
+}
+
+#[test]
+fn the_system_prompt_keeps_its_ground_rules_under_an_override() {
+    let prompts = Prompts::embedded().unwrap();
+    let mut view = task();
+    insta::assert_snapshot!(
+        "system",
+        render(&prompts, "loop/system.j2", &view, json!({})).unwrap()
+    );
+    view.system_override = Some("You are a terse pandas expert.".into());
+    let text = render(&prompts, "loop/system.j2", &view, json!({})).unwrap();
+    assert!(text.starts_with("You are a terse pandas expert."));
+    assert!(text.contains("no network access"));
+}
+
+#[test]
+fn plan_code_and_tests_prompts() {
+    let prompts = Prompts::embedded().unwrap();
+    let view = task();
+    let plan_text = render(&prompts, "loop/plan.j2", &view, json!({})).unwrap();
+    assert!(plan_text.contains("`--strict` (bool): the text `true` or `false`"));
+    assert!(plan_text.contains(
+        "`--sales` (file): the path of a file, by default the sample `/var/inputs/sales.csv`"
+    ));
+    assert!(plan_text.contains("write the file `/var/outputs/by_region.csv` itself"));
+    assert!(plan_text.contains("`--min_qty` (int): an integer (`type=int`). Required."));
+    assert!(plan_text.contains("(2 sample rows violate it"));
+    assert!(plan_text.contains("not turned into a check: not a check on one column"));
+    insta::assert_snapshot!("plan", plan_text);
+    insta::assert_snapshot!(
+        "code",
+        render(&prompts, "loop/code.j2", &view, json!({"plan": plan(), "notes": ["the package `sklearn` does not exist and has no replacement: write the script without it"]})).unwrap()
+    );
+    let tests_text = render(&prompts, "loop/tests.j2", &view, json!({"notes": []})).unwrap();
+    assert!(tests_text.contains("`total` as a Python float, `by_region.csv` as a `pathlib.Path`"));
+    assert!(
+        !tests_text.contains("def "),
+        "the test writer must not see code"
+    );
+    insta::assert_snapshot!("tests", tests_text);
+}
+
+#[test]
+fn diagnosis_and_fix_prompts() {
+    let prompts = Prompts::embedded().unwrap();
+    let view = task();
+    let failure = json!({
+        "test_id": "test_solution.py::test_total",
+        "outcome": "failed",
+        "output": "E   AssertionError: assert 7.5 == 8.0",
+        "evidence": "3 * 2.5 = 7.5; the test expects 8.0, which no row gives",
+        "fix": "expect 7.5",
+        "source": "def test_total(run_solution):\n    assert run_solution({\"min_qty\": 1}).outputs[\"total\"] == 8.0\n",
+    });
+    insta::assert_snapshot!(
+        "diagnose",
+        render(&prompts, "loop/diagnose.j2", &view, json!({
+            "code": "print('hi')",
+            "tests": "def test_total(run_solution):\n    pass",
+            "packages": ["pandas"],
+            "failures": [failure.clone()],
+            "passing": ["test_solution.py::test_region"],
+            "history": [{"test_id": "test_solution.py::test_total", "kind": "logic", "fixed_by": "a code edit"}],
+        })).unwrap()
+    );
+    insta::assert_snapshot!(
+        "fix_code",
+        render(
+            &prompts,
+            "loop/fix_code.j2",
+            &view,
+            json!({
+                "code": "print('hi')",
+                "failures": [failure.clone()],
+                "passing": [],
+                "rejected": ["the excerpt starting `x = 1` is not in the script; copy it exactly"],
+            })
+        )
+        .unwrap()
+    );
+    insta::assert_snapshot!(
+        "fix_tests",
+        render(
+            &prompts,
+            "loop/fix_tests.j2",
+            &view,
+            json!({"failures": [failure], "rejected": []})
+        )
+        .unwrap()
+    );
+    insta::assert_snapshot!(
+        "replace_package",
+        render(&prompts, "loop/replace_package.j2", &view, json!({
+            "package": "sklearn",
+            "error": "No solution found when resolving dependencies: sklearn was not found in the package registry",
+            "imports": ["sklearn.linear_model", "pandas"],
+        })).unwrap()
+    );
+}

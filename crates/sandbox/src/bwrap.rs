@@ -1,0 +1,169 @@
+//! The bubblewrap command line: a read-only system, fresh `/tmp`, the contract's directories,
+//! new namespaces, a cleared environment, then the limits wrapper.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// One bind mount into the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mount {
+    pub(crate) host: PathBuf,
+    pub(crate) dest: PathBuf,
+    pub(crate) writable: bool,
+}
+
+/// Everything bubblewrap needs besides the command.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub(crate) mounts: Vec<Mount>,
+    pub(crate) chdir: PathBuf,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) network: bool,
+    /// When we are root: the unprivileged uid the command is switched to (`RLIMIT_NPROC` does
+    /// not apply to root, so a fork bomb would not be contained otherwise).
+    pub(crate) run_as: Option<u32>,
+}
+
+const SYSTEM_DIRS: &[&str] = &["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+/// The bubblewrap arguments (everything before the command).
+pub(crate) fn args(plan: &Plan) -> Vec<OsString> {
+    let mut a: Vec<OsString> = Vec::new();
+    let mut push = |items: &[&dyn AsRefOs]| a.extend(items.iter().map(|i| i.os()));
+    push(&[&"--ro-bind", &"/usr", &"/usr"]);
+    for dir in SYSTEM_DIRS {
+        match std::fs::read_link(dir) {
+            Ok(target) => push(&[&"--symlink", &target, dir]),
+            Err(_) if Path::new(dir).is_dir() => push(&[&"--ro-bind", dir, dir]),
+            Err(_) => {}
+        }
+    }
+    push(&[
+        &"--ro-bind",
+        &"/etc",
+        &"/etc",
+        &"--proc",
+        &"/proc",
+        &"--dev",
+        &"/dev",
+    ]);
+    push(&[&"--perms", &"1777", &"--tmpfs", &"/tmp"]);
+    // Directories bubblewrap creates for mount points are 0700 unless told otherwise; an
+    // unprivileged uid must be able to walk through them.
+    let mut made: BTreeSet<PathBuf> = ["/", "/usr", "/etc", "/proc", "/dev", "/tmp"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    for m in &plan.mounts {
+        if m.dest.starts_with("/usr") && !m.writable {
+            continue;
+        }
+        for anc in m
+            .dest
+            .ancestors()
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .skip(1)
+        {
+            if anc == m.dest {
+                break;
+            }
+            if made.insert(anc.to_path_buf()) && !under_bound(anc, plan) {
+                push(&[&"--perms", &"0755", &"--dir", &anc]);
+            }
+        }
+        made.insert(m.dest.clone());
+        let flag = if m.writable { "--bind" } else { "--ro-bind" };
+        push(&[&flag, &m.host, &m.dest]);
+    }
+    push(&[&"--chdir", &plan.chdir]);
+    push(&[
+        &"--unshare-pid",
+        &"--unshare-ipc",
+        &"--unshare-uts",
+        &"--unshare-cgroup-try",
+    ]);
+    if !plan.network {
+        push(&[&"--unshare-net"]);
+    }
+    if plan.run_as.is_some() {
+        push(&[&"--cap-add", &"CAP_SETUID", &"--cap-add", &"CAP_SETGID"]);
+    } else {
+        push(&[&"--unshare-user"]);
+    }
+    push(&[
+        &"--hostname",
+        &"sandbox",
+        &"--die-with-parent",
+        &"--new-session",
+        &"--clearenv",
+    ]);
+    for (k, v) in &plan.env {
+        push(&[&"--setenv", k, v]);
+    }
+    push(&[&"--"]);
+    a
+}
+
+/// Whether `dir` lies inside an earlier mount (then bubblewrap must not create it).
+fn under_bound(dir: &Path, plan: &Plan) -> bool {
+    plan.mounts
+        .iter()
+        .any(|m| dir.starts_with(&m.dest) && dir != m.dest)
+}
+
+/// Anything that turns into an `OsString` argument.
+trait AsRefOs {
+    fn os(&self) -> OsString;
+}
+impl AsRefOs for &str {
+    fn os(&self) -> OsString {
+        OsString::from(*self)
+    }
+}
+impl AsRefOs for String {
+    fn os(&self) -> OsString {
+        OsString::from(self)
+    }
+}
+impl AsRefOs for PathBuf {
+    fn os(&self) -> OsString {
+        self.clone().into_os_string()
+    }
+}
+impl AsRefOs for &Path {
+    fn os(&self) -> OsString {
+        self.as_os_str().to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creates_walkable_parents_for_mounts_outside_usr() {
+        let plan = Plan {
+            mounts: vec![Mount {
+                host: "/root/.pyenv/v".into(),
+                dest: "/root/.pyenv/v".into(),
+                writable: false,
+            }],
+            chdir: "/tmp".into(),
+            env: vec![("HOME".into(), "/tmp".into())],
+            network: false,
+            run_as: Some(200_000),
+        };
+        let text: Vec<String> = args(&plan)
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect();
+        let joined = text.join(" ");
+        assert!(joined.contains("--perms 0755 --dir /root --perms 0755 --dir /root/.pyenv --ro-bind /root/.pyenv/v /root/.pyenv/v"), "{joined}");
+        assert!(joined.contains("--unshare-net"));
+        assert!(joined.contains("--clearenv --setenv HOME /tmp --"));
+        assert!(!joined.contains("--unshare-user"));
+    }
+}

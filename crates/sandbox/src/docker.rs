@@ -1,0 +1,451 @@
+//! The Docker backend over the engine's API (bollard): a locally built Debian base image, one
+//! short-lived container per run with no network, a read-only root, memory/pids/ulimits, the same
+//! `/var/inputs` / `/var/outputs` contract, and removal on every path (exit, timeout, drop).
+
+use std::collections::HashMap;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use bollard::Docker;
+use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, ResourcesUlimits};
+use bollard::query_parameters::{
+    CreateContainerOptions, CreateImageOptions, LogsOptions, RemoveContainerOptions,
+};
+use futures_util::StreamExt;
+
+use crate::bwrap::Mount;
+use crate::error::SandboxError;
+use crate::exec::{self, Finished};
+use crate::spec::Limits;
+
+/// Where the Docker backend's base image comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DockerConfig {
+    /// The base image tag; built from a Debian root file system when the engine lacks it.
+    pub base_image: String,
+    /// The Debian suite debootstrap installs (default: the host's, so host-built interpreters run).
+    pub suite: String,
+    /// The Debian mirror.
+    pub mirror: String,
+    /// Where the root file system is kept between builds.
+    pub rootfs_cache: PathBuf,
+}
+
+impl Default for DockerConfig {
+    fn default() -> Self {
+        let suite = host_suite().unwrap_or_else(|| "bookworm".to_owned());
+        let rootfs_cache = crate::EnvCache::default_dir()
+            .parent()
+            .map_or_else(|| std::env::temp_dir().join("autocoder"), Path::to_path_buf)
+            .join("docker-base");
+        Self {
+            base_image: format!("autocoder/base:{suite}"),
+            suite,
+            mirror: "http://deb.debian.org/debian".into(),
+            rootfs_cache,
+        }
+    }
+}
+
+/// Libraries a host-built `CPython` needs besides libc (its `_ssl`, `_ctypes`, `_sqlite3` ...).
+const BASE_PACKAGES: &str = "libssl3,libffi8,libsqlite3-0,libbz2-1.0,liblzma5,libreadline8,libncursesw6,libgdbm6,zlib1g,libuuid1,libexpat1,ca-certificates";
+
+fn host_suite() -> Option<String> {
+    let text = std::fs::read_to_string("/etc/os-release").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("VERSION_CODENAME="))
+        .map(|s| s.trim_matches('"').to_owned())
+        .filter(|s| !s.is_empty())
+}
+
+fn unavailable(reason: impl std::fmt::Display) -> SandboxError {
+    SandboxError::BackendUnavailable {
+        backend: "docker",
+        reason: reason.to_string(),
+    }
+}
+
+/// Connects to the local engine and checks that it answers.
+pub(crate) async fn connect() -> Result<Docker, SandboxError> {
+    let docker = Docker::connect_with_local_defaults().map_err(unavailable)?;
+    docker.ping().await.map_err(|e| {
+        unavailable(format!(
+            "the engine does not answer ({e}); start it or set DOCKER_HOST"
+        ))
+    })?;
+    Ok(docker)
+}
+
+/// Makes sure the base image exists, building it from a Debian root file system (debootstrap,
+/// then `docker import`) the first time. Concurrent callers wait on a file lock.
+pub(crate) async fn ensure_base_image(
+    docker: &Docker,
+    cfg: &DockerConfig,
+) -> Result<(), SandboxError> {
+    if docker.inspect_image(&cfg.base_image).await.is_ok() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&cfg.rootfs_cache)
+        .map_err(SandboxError::io("creating", &cfg.rootfs_cache))?;
+    let lock_path = cfg.rootfs_cache.join("base.lock");
+    let _lock = tokio::task::spawn_blocking(move || crate::cache::lock_exclusive(&lock_path))
+        .await
+        .map_err(|e| SandboxError::Task(e.to_string()))??;
+    if docker.inspect_image(&cfg.base_image).await.is_ok() {
+        return Ok(());
+    }
+    let rootfs = cfg.rootfs_cache.join(format!("{}-rootfs", cfg.suite));
+    if !rootfs.join("usr").is_dir() {
+        tracing::warn!(suite = %cfg.suite, "building the Docker base image from Debian with debootstrap (once, a few minutes)");
+        let staging = cfg.rootfs_cache.join(format!("{}-rootfs.tmp", cfg.suite));
+        let _ = std::fs::remove_dir_all(&staging);
+        let mut cmd = exec::command("debootstrap");
+        cmd.args([
+            "--variant=minbase",
+            &format!("--include={BASE_PACKAGES}"),
+            &cfg.suite,
+        ])
+        .arg(&staging)
+        .arg(&cfg.mirror);
+        step(
+            cmd,
+            "debootstrap (install it with `apt-get install debootstrap`; it needs root)",
+        )
+        .await?;
+        std::fs::rename(&staging, &rootfs).map_err(SandboxError::io("moving", &staging))?;
+    }
+    // Bind-mounted interpreters under /root must be reachable by the unprivileged run uid.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let root = rootfs.join("root");
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755))
+            .map_err(SandboxError::io("opening up", &root))?;
+    }
+    let tar = cfg.rootfs_cache.join(format!("{}-rootfs.tar", cfg.suite));
+    let mut cmd = exec::command("tar");
+    cmd.arg("-C").arg(&rootfs).arg("-cf").arg(&tar).arg(".");
+    step(cmd, "tar").await?;
+    let bytes = tokio::fs::read(&tar)
+        .await
+        .map_err(SandboxError::io("reading", &tar))?;
+    let (repo, tag) = cfg
+        .base_image
+        .rsplit_once(':')
+        .unwrap_or((&cfg.base_image, "latest"));
+    let options = CreateImageOptions {
+        from_src: Some("-".into()),
+        repo: Some(repo.into()),
+        tag: Some(tag.into()),
+        ..Default::default()
+    };
+    let mut stream =
+        docker.create_image(Some(options), Some(bollard::body_full(bytes.into())), None);
+    while let Some(item) = stream.next().await {
+        item.map_err(|e| unavailable(format!("importing the base image failed: {e}")))?;
+    }
+    let _ = std::fs::remove_file(&tar);
+    tracing::info!(image = %cfg.base_image, "Docker base image imported");
+    Ok(())
+}
+
+async fn step(cmd: tokio::process::Command, what: &str) -> Result<(), SandboxError> {
+    let done = exec::run(cmd, 1 << 20, Some(Duration::from_secs(1800)), false).await?;
+    if done.status.is_some_and(|s| s.success()) {
+        Ok(())
+    } else {
+        Err(unavailable(format!(
+            "{what} failed: {}",
+            done.stderr.trim()
+        )))
+    }
+}
+
+/// One container run.
+pub(crate) struct ContainerRun<'a> {
+    pub(crate) image: &'a str,
+    pub(crate) argv: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) mounts: Vec<Mount>,
+    pub(crate) workdir: String,
+    pub(crate) uid: u32,
+    pub(crate) network: bool,
+    pub(crate) limits: Limits,
+}
+
+/// Removes the container when dropped (timeout, error, cancellation by Ctrl-C) unless disarmed.
+struct Remover {
+    docker: Docker,
+    name: String,
+    armed: bool,
+}
+
+impl Drop for Remover {
+    fn drop(&mut self) {
+        if self.armed
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            let (docker, name) = (self.docker.clone(), self.name.clone());
+            handle.spawn(async move { remove(&docker, &name).await });
+        }
+    }
+}
+
+async fn remove(docker: &Docker, name: &str) {
+    let options = RemoveContainerOptions {
+        force: true,
+        v: true,
+        ..Default::default()
+    };
+    if let Err(e) = docker.remove_container(name, Some(options)).await {
+        tracing::warn!(container = name, error = %e, "could not remove the container");
+    }
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// Removes containers left by autocoder processes that no longer exist (killed before their
+/// cleanup could run), so no run leaves an orphan behind for long.
+async fn reap_orphans(docker: &Docker) {
+    let options = bollard::query_parameters::ListContainersOptions {
+        all: true,
+        filters: Some(HashMap::from([(
+            "label".to_owned(),
+            vec!["autocoder.sandbox=1".to_owned()],
+        )])),
+        ..Default::default()
+    };
+    let Ok(containers) = docker.list_containers(Some(options)).await else {
+        return;
+    };
+    for c in containers {
+        let pid = c
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("autocoder.pid"))
+            .cloned();
+        let alive = pid.is_some_and(|p| Path::new("/proc").join(p).exists());
+        if let (false, Some(id)) = (alive, c.id) {
+            tracing::info!(container = %id, "removing a container orphaned by a dead autocoder process");
+            remove(docker, &id).await;
+        }
+    }
+}
+
+/// The container's configuration: limits, mounts, no network, read-only root, no capabilities.
+fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
+    let l = &run.limits;
+    let ulimit = |name: &str, v: u64| {
+        let v = i64::try_from(v).unwrap_or(i64::MAX);
+        ResourcesUlimits {
+            name: Some(name.into()),
+            soft: Some(v),
+            hard: Some(v),
+        }
+    };
+    let host_config = HostConfig {
+        binds: Some(
+            run.mounts
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{}:{}:{}",
+                        m.host.display(),
+                        m.dest.display(),
+                        if m.writable { "rw" } else { "ro" }
+                    )
+                })
+                .collect(),
+        ),
+        memory: i64::try_from(l.memory_bytes).ok(),
+        memory_swap: i64::try_from(l.memory_bytes).ok(),
+        pids_limit: i64::try_from(l.processes).ok(),
+        nano_cpus: Some(i64::from(l.cpu_millis) * 1_000_000),
+        readonly_rootfs: Some(true),
+        tmpfs: Some(HashMap::from([(
+            "/tmp".to_owned(),
+            "rw,nosuid,nodev,size=1g,mode=1777".to_owned(),
+        )])),
+        ulimits: Some(vec![
+            ulimit("cpu", l.cpu_seconds),
+            ulimit("nofile", l.open_files),
+            ulimit("fsize", l.file_size_bytes),
+            ulimit("core", 0),
+        ]),
+        cap_drop: Some(vec!["ALL".into()]),
+        security_opt: Some(vec!["no-new-privileges".into()]),
+        network_mode: Some(if run.network {
+            "bridge".into()
+        } else {
+            "none".into()
+        }),
+        log_config: Some(HostConfigLogConfig {
+            typ: Some("json-file".into()),
+            config: Some(HashMap::from([(
+                "max-size".to_owned(),
+                format!("{}", (l.output_cap_bytes * 4).max(1 << 20)),
+            )])),
+        }),
+        ..Default::default()
+    };
+    ContainerCreateBody {
+        image: Some(run.image.to_owned()),
+        cmd: Some(run.argv.clone()),
+        env: Some(run.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+        working_dir: Some(run.workdir.clone()),
+        user: Some(format!("{0}:{0}", run.uid)),
+        network_disabled: Some(!run.network),
+        hostname: Some("sandbox".into()),
+        labels: Some(HashMap::from([
+            ("autocoder.sandbox".to_owned(), "1".to_owned()),
+            ("autocoder.pid".to_owned(), std::process::id().to_string()),
+        ])),
+        host_config: Some(host_config),
+        ..Default::default()
+    }
+}
+
+/// Runs one container to completion (or timeout), returns its output and whether it was OOM-killed.
+pub(crate) async fn run(
+    docker: &Docker,
+    run: ContainerRun<'_>,
+) -> Result<(Finished, bool), SandboxError> {
+    let l = &run.limits;
+    let name = format!(
+        "autocoder-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let body = container_body(&run);
+    reap_orphans(docker).await;
+    let start = Instant::now();
+    docker
+        .create_container(
+            Some(CreateContainerOptions {
+                name: Some(name.clone()),
+                ..Default::default()
+            }),
+            body,
+        )
+        .await
+        .map_err(|e| unavailable(format!("creating the container failed: {e}")))?;
+    let mut guard = Remover {
+        docker: docker.clone(),
+        name: name.clone(),
+        armed: true,
+    };
+    docker
+        .start_container(
+            &name,
+            None::<bollard::query_parameters::StartContainerOptions>,
+        )
+        .await
+        .map_err(|e| unavailable(format!("starting the container failed: {e}")))?;
+    let mut wait = docker.wait_container(
+        &name,
+        None::<bollard::query_parameters::WaitContainerOptions>,
+    );
+    let timed_out = tokio::time::timeout(l.wall_timeout, async {
+        while wait.next().await.is_some() {}
+    })
+    .await
+    .is_err();
+    let duration = start.elapsed();
+    if timed_out {
+        let _ = docker
+            .kill_container(
+                &name,
+                None::<bollard::query_parameters::KillContainerOptions>,
+            )
+            .await;
+    }
+    let state = docker
+        .inspect_container(
+            &name,
+            None::<bollard::query_parameters::InspectContainerOptions>,
+        )
+        .await
+        .ok()
+        .and_then(|c| c.state);
+    let oom = state.as_ref().and_then(|s| s.oom_killed).unwrap_or(false);
+    let code = state
+        .as_ref()
+        .and_then(|s| s.exit_code)
+        .and_then(|c| i32::try_from(c).ok());
+    let (stdout, stderr) = logs(docker, &name, l.output_cap_bytes).await;
+    remove(docker, &name).await;
+    guard.armed = false;
+    let status = if timed_out {
+        None
+    } else {
+        code.map(|c| ExitStatus::from_raw((c & 0xff) << 8))
+    };
+    Ok((
+        Finished {
+            status,
+            stdout,
+            stderr,
+            timed_out,
+            duration,
+        },
+        oom,
+    ))
+}
+
+async fn logs(docker: &Docker, name: &str, cap: usize) -> (String, String) {
+    let options = LogsOptions {
+        stdout: true,
+        stderr: true,
+        follow: false,
+        tail: "all".into(),
+        ..Default::default()
+    };
+    let mut stream = docker.logs(name, Some(options));
+    let (mut out, mut err) = (Capped::new(cap), Capped::new(cap));
+    while let Some(Ok(chunk)) = stream.next().await {
+        match chunk {
+            bollard::container::LogOutput::StdErr { message } => err.push(&message),
+            bollard::container::LogOutput::StdOut { message }
+            | bollard::container::LogOutput::Console { message } => {
+                out.push(&message);
+            }
+            bollard::container::LogOutput::StdIn { .. } => {}
+        }
+    }
+    (out.finish(), err.finish())
+}
+
+struct Capped {
+    kept: Vec<u8>,
+    dropped: u64,
+    cap: usize,
+}
+
+impl Capped {
+    fn new(cap: usize) -> Self {
+        Self {
+            kept: Vec::new(),
+            dropped: 0,
+            cap,
+        }
+    }
+    fn push(&mut self, bytes: &[u8]) {
+        let take = self.cap.saturating_sub(self.kept.len()).min(bytes.len());
+        self.kept.extend_from_slice(&bytes[..take]);
+        self.dropped += (bytes.len() - take) as u64;
+    }
+    fn finish(self) -> String {
+        let mut text = String::from_utf8_lossy(&self.kept).into_owned();
+        if self.dropped > 0 {
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str("[... truncated ");
+            text.push_str(&self.dropped.to_string());
+            text.push_str(" bytes]");
+        }
+        text
+    }
+}

@@ -1,0 +1,156 @@
+//! Errors from building environments and running code in a sandbox.
+
+use std::path::PathBuf;
+
+/// Why an environment could not be built, or a sandboxed run could not be carried out.
+///
+/// A run whose *script* fails is not an error: it is a [`crate::RunOutcome`] with a non-zero exit
+/// code. These variants are failures of the machinery, or of the caller's request.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// A requested package does not exist on the package index.
+    #[error(
+        "package `{package}` was not found on the package index; check its name (the import name often differs from the distribution name) or pick another package"
+    )]
+    PackageNotFound {
+        /// The package as it was requested.
+        package: String,
+    },
+    /// The installer could not resolve or install the package set, for a reason other than a
+    /// missing package (conflicting versions, a build failure, no network ...).
+    #[error("installing {packages} into a new environment failed:\n{message}")]
+    InstallFailed {
+        /// The requested packages, space separated.
+        packages: String,
+        /// The installer's own explanation (its stderr).
+        message: String,
+    },
+    /// A requirement string is not of the form `name` or `name<spec>`.
+    #[error(
+        "`{requirement}` is not a valid requirement: write a package name, optionally followed by a version spec such as `pandas>=2.2`"
+    )]
+    BadRequirement {
+        /// The offending requirement.
+        requirement: String,
+    },
+    /// The Python interpreter could not be found or did not answer as expected.
+    #[error(
+        "the Python interpreter `{python}` is not usable: {reason}; install Python 3 or point AUTOCODER_PYTHON at an interpreter"
+    )]
+    PythonNotUsable {
+        /// The interpreter as configured.
+        python: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// bubblewrap is not installed.
+    #[error(
+        "bubblewrap (`bwrap`) is not installed; install it with `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap` (Fedora), or run with `--sandbox none` on a machine without namespaces (no isolation)"
+    )]
+    BwrapMissing,
+    /// A backend cannot run on this machine.
+    #[error("the {backend} sandbox backend is not available: {reason}")]
+    BackendUnavailable {
+        /// The backend's name.
+        backend: &'static str,
+        /// Why it cannot run.
+        reason: String,
+    },
+    /// An input's name cannot be used as a command-line flag and file name.
+    #[error(
+        "input or output name `{name}` is not allowed: use letters, digits and underscores, starting with a letter"
+    )]
+    BadName {
+        /// The offending name.
+        name: String,
+    },
+    /// An input does not match its declared type or points at a missing file.
+    #[error("input `{name}`: {reason}")]
+    BadInput {
+        /// The input's name.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A declared output was not written by the script.
+    #[error("output `{name}` is missing: the script must write it to /var/outputs/{name}")]
+    OutputMissing {
+        /// The output's name.
+        name: String,
+    },
+    /// An output was written but does not parse as its declared type.
+    #[error("output `{name}` ({kind}) is not valid: {reason}")]
+    BadOutput {
+        /// The output's name.
+        name: String,
+        /// The declared type.
+        kind: &'static str,
+        /// What is wrong with the value.
+        reason: String,
+    },
+    /// An output is (or contains) a symbolic link that points outside the outputs directory.
+    #[error(
+        "output `{name}` contains a symbolic link `{link}` that points outside the sandbox; refused"
+    )]
+    OutputEscapes {
+        /// The output's name.
+        name: String,
+        /// The offending link, on the host.
+        link: PathBuf,
+    },
+    /// pytest did not leave a report, so its outcome cannot be read.
+    #[error("pytest produced no report (exit code {exit_code:?}); its stderr was:\n{stderr}")]
+    PytestNoReport {
+        /// pytest's exit code.
+        exit_code: Option<i32>,
+        /// The (capped) stderr.
+        stderr: String,
+    },
+    /// A process could not be started.
+    #[error("could not start `{program}`: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file system operation failed.
+    #[error("{action} `{path}`: {source}")]
+    Io {
+        /// What we were doing ("creating", "reading", ...).
+        action: &'static str,
+        /// The path involved.
+        path: PathBuf,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A helper's or a metadata file's JSON did not parse.
+    #[error("reading JSON from {what}: {source}")]
+    Json {
+        /// Where the JSON came from.
+        what: String,
+        /// The parser's reason.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A blocking task panicked or was cancelled.
+    #[error("a background task failed: {0}")]
+    Task(String),
+}
+
+impl SandboxError {
+    /// Wraps an I/O error with what we were doing and where.
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.into();
+        move |source| Self::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}

@@ -1,0 +1,41 @@
+# A pytest plugin that writes one JSON line per test phase and per failed collection to the file
+# named by AUTOCODER_PYTEST_REPORT, so skips, xfails and errors stay apart.
+import json
+import os
+
+_path = os.environ.get("AUTOCODER_PYTEST_REPORT")
+
+
+def _write(record):
+    if _path:
+        with open(_path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+
+
+def _text(report):
+    try:
+        return report.longreprtext or ""
+    except Exception:
+        return str(report.longrepr or "")
+
+
+def pytest_sessionstart(session):
+    _write({"kind": "start"})
+
+
+def pytest_runtest_logreport(report):
+    _write({
+        "kind": "test",
+        "nodeid": report.nodeid,
+        "when": report.when,
+        "outcome": report.outcome,
+        "wasxfail": hasattr(report, "wasxfail"),
+        "xfail_reason": getattr(report, "wasxfail", None),
+        "duration": report.duration,
+        "longrepr": _text(report),
+    })
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _write({"kind": "collect", "nodeid": report.nodeid, "longrepr": _text(report)})

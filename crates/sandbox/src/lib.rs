@@ -1,0 +1,49 @@
+//! Runs untrusted Python in isolation: builds cached environments with exactly the packages a
+//! script needs (uv, else venv + pip), then runs the script, or pytest on it, inside bubblewrap
+//! (default), a Docker container, or (`Backend::None`, loudly) no sandbox at all, with no network,
+//! no secrets, a cleared environment and hard resource limits, passing typed inputs as
+//! `--name value` and reading typed outputs back from `/var/outputs/<name>`.
+//!
+//! The pieces, in the order the loop uses them: [`imports_to_packages`] (which distributions a
+//! script needs), [`EnvCache::ensure`] (an [`Env`] per [`EnvSpec`], built once), [`Sandbox::run`]
+//! (a [`RunSpec`] in, a [`RunOutcome`] out) and [`Sandbox::run_pytest`] (a [`TestReport`] with
+//! one [`Outcome`] per test). [`doctor`] says which backends work on this machine.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), autocoder_sandbox::SandboxError> {
+//! use autocoder_sandbox::{EnvCache, EnvSpec, IoType, RunSpec, Sandbox, Value};
+//! let env = EnvCache::new(EnvCache::default_dir()).ensure(&EnvSpec::new(&["pandas"])?).await?;
+//! let dir = tempfile::tempdir().map_err(|e| autocoder_sandbox::SandboxError::Task(e.to_string()))?;
+//! let spec = RunSpec::new(env, "solution.py", dir.path())?
+//!     .input("data", Value::File("sales.csv".into()))
+//!     .output("total", IoType::Float);
+//! let outcome = Sandbox::default().run(&spec).await?;
+//! println!("{:?} {:?}", outcome.exit_code, outcome.outputs);
+//! # Ok(()) }
+//! ```
+
+mod bwrap;
+mod cache;
+mod docker;
+mod doctor;
+mod env;
+mod error;
+mod exec;
+mod imports;
+mod io;
+mod pytest;
+mod python;
+mod sandbox;
+mod spec;
+
+pub use cache::{CACHE_DIR_ENV_VAR, EnvCache, UV_ENV_VAR};
+pub use docker::DockerConfig;
+pub use doctor::{Finding, doctor};
+pub use env::{BASE_PACKAGES, Env, EnvId, EnvSpec, Requirement};
+pub use error::SandboxError;
+pub use imports::{IMPORT_TO_DISTRIBUTION, ImportAnalysis, imports_to_packages};
+pub use io::{INPUTS_DIR, Input, IoType, OUTPUTS_DIR, Value, parse_output};
+pub use pytest::{CollectionError, Outcome, PytestSpec, SourceFile, TestCase, TestReport};
+pub use python::{Interpreter, PYTHON_ENV_VAR, PythonSpec};
+pub use sandbox::{Backend, OUTPUTS_ENV_VAR, Sandbox, TASK_DIR, WORK_DIR};
+pub use spec::{Limits, RunOutcome, RunSpec};

@@ -1,0 +1,223 @@
+//! The Docker backend: the same contract and limits as bubblewrap. Runs where an engine answers;
+//! elsewhere each test prints a visible skip message.
+
+use std::time::Duration;
+
+use autocoder_sandbox::Outcome::{Failed, Passed, XFailed};
+use autocoder_sandbox::{Backend, IoType, Limits, PytestSpec, RunSpec, Sandbox, SourceFile, Value};
+
+use crate::shared_env;
+
+/// The Docker sandbox, or `None` (with a message on stderr) when no engine answers.
+#[allow(
+    clippy::print_stderr,
+    reason = "the skip must be visible in the test output"
+)]
+async fn docker() -> Option<Sandbox> {
+    let sandbox = Sandbox::new(Backend::Docker);
+    match sandbox.check_ready().await {
+        Ok(()) => Some(sandbox),
+        Err(e) => {
+            eprintln!("SKIPPED: Docker tests need a running engine: {e}");
+            None
+        }
+    }
+}
+
+async fn run(
+    sandbox: &Sandbox,
+    code: &str,
+    limits: Limits,
+) -> (autocoder_sandbox::RunOutcome, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.py");
+    std::fs::write(&script, code).unwrap();
+    let mut spec = RunSpec::new(shared_env().await, &script, &dir.path().join("run")).unwrap();
+    spec.limits = limits;
+    (sandbox.run(&spec).await.unwrap(), dir)
+}
+
+fn tight() -> Limits {
+    Limits {
+        wall_timeout: Duration::from_secs(30),
+        ..Limits::default()
+    }
+}
+
+#[tokio::test]
+async fn docker_isolates_network_files_and_secrets() {
+    let Some(sandbox) = docker().await else {
+        return;
+    };
+    let code = r#"
+import os, socket
+try:
+    socket.create_connection(("1.1.1.1", 80), timeout=3)
+    print("CONNECTED")
+except OSError as e:
+    print("blocked", e)
+for path in ["/etc/x", "/usr/x", "/var/task/x", "/x"]:
+    try:
+        open(path, "w").write("x")
+        print("WROTE", path)
+    except OSError:
+        print("denied", path)
+open("/var/work/ok", "w").write("ok")
+open("/tmp/ok", "w").write("ok")
+print("uid", os.getuid())
+print("keys", [k for k in os.environ if k.endswith("_API_KEY")])
+"#;
+    let (out, d) = run(&sandbox, code, tight()).await;
+    assert!(out.success(), "{out:?}");
+    assert!(out.stdout.contains("blocked"), "{}", out.stdout);
+    assert!(
+        !out.stdout.contains("CONNECTED") && !out.stdout.contains("WROTE"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.stdout.matches("denied").count(), 4, "{}", out.stdout);
+    assert!(!out.stdout.contains("uid 0"), "{}", out.stdout);
+    assert!(out.stdout.contains("keys []"), "{}", out.stdout);
+    assert!(d.path().join("run/work/ok").is_file());
+}
+
+#[tokio::test]
+async fn docker_limits_memory_time_processes_and_output() {
+    let Some(sandbox) = docker().await else {
+        return;
+    };
+    let (out, _d) = run(
+        &sandbox,
+        "x = bytearray(2 << 30)\nx[::4096] = b'1' * len(x[::4096])\n",
+        Limits {
+            memory_bytes: 256 << 20,
+            ..tight()
+        },
+    )
+    .await;
+    assert!(out.memory_exceeded, "{out:?}");
+
+    let (out, _d) = run(
+        &sandbox,
+        "while True:\n    pass\n",
+        Limits {
+            wall_timeout: Duration::from_secs(3),
+            ..Limits::default()
+        },
+    )
+    .await;
+    assert!(out.timed_out, "{out:?}");
+
+    let fork = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        print('fork refused', flush=True)\n        os._exit(0)\n";
+    let (out, _d) = run(
+        &sandbox,
+        fork,
+        Limits {
+            processes: 32,
+            ..tight()
+        },
+    )
+    .await;
+    assert!(
+        !out.timed_out && out.stdout.contains("fork refused"),
+        "{out:?}"
+    );
+
+    let flood = "for _ in range(2000):\n    print('x' * 5000)\n";
+    let (out, _d) = run(
+        &sandbox,
+        flood,
+        Limits {
+            output_cap_bytes: 64 << 10,
+            ..tight()
+        },
+    )
+    .await;
+    assert!(
+        out.stdout.contains("[... truncated "),
+        "{}",
+        out.stdout.len()
+    );
+}
+
+#[tokio::test]
+async fn docker_typed_io_and_pytest() {
+    let Some(sandbox) = docker().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.py");
+    std::fs::write(&script, "import argparse\np = argparse.ArgumentParser()\np.add_argument('--n')\np.add_argument('--data')\na = p.parse_args()\nopen('/var/outputs/total', 'w').write(str(int(a.n) * 2))\nopen('/var/outputs/seen', 'w').write(open(a.data).read())\n").unwrap();
+    let data = dir.path().join("in.csv");
+    std::fs::write(&data, "a\n1\n").unwrap();
+    let spec = RunSpec::new(shared_env().await, &script, &dir.path().join("run"))
+        .unwrap()
+        .input("n", Value::Int(21))
+        .input("data", Value::File(data))
+        .output("total", IoType::Int)
+        .output("seen", IoType::Str);
+    let out = sandbox.run(&spec).await.unwrap();
+    assert!(out.success(), "{out:?}");
+    let o = out.outputs.unwrap();
+    assert_eq!(o["total"], Value::Int(42));
+    assert_eq!(o["seen"], Value::Str("a\n1".into()));
+
+    let files = vec![
+        SourceFile::new("solution.py", "def f():\n    return 1\n"),
+        SourceFile::new(
+            "test_s.py",
+            "import pytest\nfrom solution import f\ndef test_ok():\n    assert f() == 1\ndef test_bad():\n    assert f() == 2\n@pytest.mark.xfail\ndef test_x():\n    assert 0\n",
+        ),
+    ];
+    let r = sandbox
+        .run_pytest(
+            &PytestSpec::new(shared_env().await, files),
+            &dir.path().join("pt"),
+        )
+        .await
+        .unwrap();
+    let outcomes: Vec<_> = r.tests.iter().map(|t| (t.id.as_str(), t.outcome)).collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("test_s.py::test_ok", Passed),
+            ("test_s.py::test_bad", Failed),
+            ("test_s.py::test_x", XFailed)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn docker_reaps_containers_orphaned_by_dead_processes() {
+    use bollard::models::ContainerCreateBody;
+    use bollard::query_parameters::{CreateContainerOptions, InspectContainerOptions};
+    let Some(sandbox) = docker().await else {
+        return;
+    };
+    // Make sure the base image exists before faking an orphan on it.
+    let _ = run(&sandbox, "pass", tight()).await;
+    let client = bollard::Docker::connect_with_local_defaults().unwrap();
+    let name = format!("autocoder-orphan-test-{}", std::process::id());
+    let labels = std::collections::HashMap::from([
+        ("autocoder.sandbox".to_owned(), "1".to_owned()),
+        // Above the kernel's pid limit: certainly not a live process.
+        ("autocoder.pid".to_owned(), "4194305".to_owned()),
+    ]);
+    let body = ContainerCreateBody {
+        image: Some(autocoder_sandbox::DockerConfig::default().base_image),
+        cmd: Some(vec!["true".into()]),
+        labels: Some(labels),
+        ..Default::default()
+    };
+    let options = CreateContainerOptions {
+        name: Some(name.clone()),
+        ..Default::default()
+    };
+    client.create_container(Some(options), body).await.unwrap();
+    let (out, _d) = run(&sandbox, "pass", tight()).await;
+    assert!(out.success(), "{out:?}");
+    let left = client
+        .inspect_container(&name, None::<InspectContainerOptions>)
+        .await;
+    assert!(left.is_err(), "the orphan {name} was not removed");
+}

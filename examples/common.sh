@@ -1,0 +1,23 @@
+# Sourced by each example's run.sh after it sets GENERATE (the `autocoder generate` arguments)
+# and RUN (the `autocoder run` arguments for new data).
+#
+#   ./run.sh            offline: the model's answers come from cassette.jsonl (no network, no key)
+#   ./run.sh --record   live against the local model, recording a new cassette.jsonl
+#   ./run.sh --live     live against $AUTOCODER_MODEL (and $AUTOCODER_API_BASE, the provider's key)
+#
+# The sandbox, the environments and the tests are always real.
+set -euo pipefail
+AUTOCODER=${AUTOCODER:-autocoder}
+OUT=${OUT:-run}
+# The model the cassettes were recorded from (../../shared/tools/local-llm).
+RECORDED_MODEL=openai/qwen2.5-coder-1.5b-instruct
+RECORDED_BASE=${LOCAL_LLM_BASE:-http://127.0.0.1:8089/v1}
+case "${1:-}" in
+  --record) model=(--model "$RECORDED_MODEL" --api-base "$RECORDED_BASE" --record cassette.jsonl); rm -f cassette.jsonl ;;
+  --live) model=(--model "${AUTOCODER_MODEL:?set AUTOCODER_MODEL, e.g. openai/gpt-4.1}") ;;
+  "") model=(--model "$RECORDED_MODEL" --api-base "$RECORDED_BASE" --replay cassette.jsonl) ;;
+  *) echo "usage: $0 [--record|--live]" >&2; exit 2 ;;
+esac
+rm -rf "$OUT"
+"$AUTOCODER" generate "${GENERATE[@]}" "${model[@]}" --out "$OUT"
+"$AUTOCODER" run "$OUT" --json -- "${RUN[@]}"

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Prompt-only log analysis: no sample at generation time, a schema text describes the output.
+cd "$(dirname "$0")"
+GENERATE=(
+  --prompt "Parse an application log file. Each line looks like '2024-07-01 12:00:01,123 ERROR [db] connection refused id=7': date, time with milliseconds, level, component in brackets, message. Count lines per level and per component, and report the error rate (ERROR lines / all lines)."
+  --input log_file:file
+  --schema '{"levels": {"<LEVEL>": <count>}, "components": {"<name>": <count>}, "error_rate": <float between 0 and 1>}'
+  --output summary:str --output error_count:int
+)
+RUN=(--log_file app.log)
+source ../common.sh
