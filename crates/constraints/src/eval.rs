@@ -6,10 +6,10 @@
 
 use std::collections::HashMap;
 
-use autocoder_schema::{Check, DataType, TableSchema};
+use autocoder_schema::{Check, TableSchema};
 use serde::{Deserialize, Serialize};
 
-use crate::typed::{Compiled, Key, Val, typed};
+use crate::typed::{ColumnType, Compiled, Key, Val, typed};
 use crate::{Constraint, ConstraintError, NullSpec};
 
 /// How many example rows a result keeps.
@@ -54,7 +54,7 @@ enum Test {
 #[derive(Debug, Clone)]
 struct Plan {
     constraint: Constraint,
-    columns: Vec<(usize, DataType)>,
+    columns: Vec<(usize, ColumnType)>,
     test: Test,
 }
 
@@ -124,11 +124,13 @@ impl Evaluator {
         constraints: &[Constraint],
         header: &[String],
     ) -> Result<Self, ConstraintError> {
-        let index = |name: &str| -> Result<(usize, DataType), ConstraintError> {
+        let index = |name: &str| -> Result<(usize, ColumnType), ConstraintError> {
             let position = header.iter().position(|h| h == name);
             let column = table.column(name);
             match (position, column) {
-                (Some(i), Some(c)) => Ok((i, c.dtype)),
+                (Some(i), Some(c)) => {
+                    Ok((i, ColumnType::new(c.dtype, c.datetime_format.as_deref())))
+                }
                 _ => Err(ConstraintError::MissingColumn {
                     column: name.to_owned(),
                     header: header.to_vec(),
@@ -152,7 +154,9 @@ impl Evaluator {
                     check: Check::Unique,
                     ..
                 } => Test::Unique,
-                Constraint::Column { check, .. } => Test::Value(Compiled::new(check, columns[0].1)),
+                Constraint::Column { check, .. } => {
+                    Test::Value(Compiled::new(check, columns[0].1.dtype))
+                }
             };
             plans.push(Plan {
                 constraint: constraint.clone(),
@@ -212,7 +216,7 @@ impl Evaluator {
             match &plan.test {
                 Test::UniqueTogether => {
                     let mut key = String::new();
-                    for (i, dtype) in &plan.columns {
+                    for (i, column) in &plan.columns {
                         let field = get(*i);
                         if !key.is_empty() {
                             key.push(SEPARATOR);
@@ -220,7 +224,7 @@ impl Evaluator {
                         if self.nulls.is_null(field) {
                             key.push(MISSING);
                         } else {
-                            match typed(field, *dtype) {
+                            match typed(field, column) {
                                 Some(Val::Text(_)) | None => key.push_str(field),
                                 Some(v) => key.push_str(&v.key().display()),
                             }
@@ -229,19 +233,20 @@ impl Evaluator {
                     remember(state, Key::Text(key), row);
                 }
                 test => {
-                    let (i, dtype) = plan.columns[0];
+                    let (i, column) = &plan.columns[0];
+                    let i = *i;
                     let field = get(i);
                     let null = self.nulls.is_null(field);
                     match test {
                         Test::NotNull if null => state.violate(row, field),
                         Test::NotNull | Test::UniqueTogether => {}
                         _ if null => {}
-                        Test::Unique => match typed(field, dtype) {
+                        Test::Unique => match typed(field, column) {
                             Some(v) if v.is_nan() => {}
                             Some(v) => remember(state, v.key(), row),
                             None => state.unreadable += 1,
                         },
-                        Test::Value(compiled) => match typed(field, dtype) {
+                        Test::Value(compiled) => match typed(field, column) {
                             Some(v) if v.is_nan() => {}
                             Some(v) => {
                                 if !compiled.passes(&v, field) {

@@ -3,5 +3,6 @@
 
 mod corpus;
 mod llm;
+mod local_model;
 mod pandera;
 mod report;

@@ -41,6 +41,8 @@ pub(crate) const RULES: &[&str] = &[
     "notes must be at most 20 characters",
     "tracking_id must be a UUID",
     "is_gift must be false",
+    "ship date must be on or after 2024-01-01",
+    "paid_at must be before 2025-01-01T00:00:00",
 ];
 
 pub(crate) fn orders_table() -> TableSchema {
@@ -59,11 +61,19 @@ pub(crate) fn orders_table() -> TableSchema {
         ("notes", DataType::String),
         ("tracking_id", DataType::String),
         ("is_gift", DataType::Boolean),
+        ("ship_date", DataType::Date),
+        ("paid_at", DataType::Datetime),
     ] {
         let mut column = ColumnSchema::new(name, dtype);
         column.nullable = true;
-        if dtype == DataType::Date {
-            column.datetime_format = Some("%Y-%m-%d".to_owned());
+        match name {
+            "order_date" => column.datetime_format = Some("%Y-%m-%d".to_owned()),
+            "ship_date" => column.datetime_format = Some("%d/%m/%Y".to_owned()),
+            "paid_at" => {
+                column.datetime_format = Some("ISO8601".to_owned());
+                column.utc = true;
+            }
+            _ => {}
         }
         table.columns.push(column);
     }
@@ -82,7 +92,7 @@ pub(crate) fn constrained() -> (TableSchema, Vec<Outcome>) {
     (table, outcomes)
 }
 
-const HEADER: &str = "order_id,line,customer_email,quantity,unit_price,status,order_date,zip,sku,website,notes,tracking_id,is_gift";
+const HEADER: &str = "order_id,line,customer_email,quantity,unit_price,status,order_date,zip,sku,website,notes,tracking_id,is_gift,ship_date,paid_at";
 
 /// `rows` clean rows; row `i` (1-based) has `order_id` `i`.
 pub(crate) fn clean_rows(rows: usize) -> Vec<Vec<String>> {
@@ -107,6 +117,13 @@ pub(crate) fn clean_rows(rows: usize) -> Vec<Vec<String>> {
                 },
                 format!("123e4567-e89b-12d3-a456-{i:012}"),
                 "false".to_owned(),
+                format!("{}/{}/2024", i % 28 + 1, i % 12 + 1),
+                format!(
+                    "2024-{:02}-{:02}T{:02}:30:00+02:00",
+                    i % 12 + 1,
+                    i % 28 + 1,
+                    i % 24
+                ),
             ]
         })
         .collect()
@@ -144,7 +161,10 @@ pub(crate) fn inject(rows: &mut [Vec<String>]) {
         (22, 10, "a note that is far too long for the limit"),
         (23, 11, "not-a-uuid"),
         (24, 12, "true"),
-        (25, 5, ""), // missing status: no check fails
+        (25, 5, ""),                           // missing status: no check fails
+        (26, 13, "31/12/2023"),                // ship date before 2024 (day-first format)
+        (27, 14, "2024-12-31T23:30:00-02:00"), // 2025-01-01 01:30 in UTC
+        (28, 14, "2025-01-01T01:00:00+02:00"), // 2024-12-31 23:00 in UTC: passes
     ];
     for (row, column, text) in edits {
         (*text).clone_into(&mut rows[row - 1][*column]);
@@ -255,7 +275,7 @@ fn injected_violations_are_counted_alike_by_pandera_and_our_evaluator() {
     let theirs = pandera_counts(&table, &data, dir.path());
     assert_eq!(ours, theirs);
     // Every injected kind of violation was seen (the comparison is not vacuous).
-    assert!(ours.len() >= 18, "{ours:?}");
+    assert!(ours.len() >= 20, "{ours:?}");
     let status = results
         .iter()
         .find(|r| r.description.starts_with("status in"))
