@@ -1,12 +1,13 @@
 //! `autocoder schema FILE --constraint TEXT...`: the rules become checks in the schema, are
 //! evaluated over the whole file, and the report says which were applied (as what), which were
-//! not (why), and the violations found. The offline parser reads the rules; the model path
-//! (`autocoder_constraints::report_for_file_with_model`) is wired when the CLI gets `--model`.
+//! not (why), and the violations found. The offline parser reads the rules; with `--model`, the
+//! model reads the rest (validated answers only).
 
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use autocoder_constraints::{Report, report_for_file};
+use autocoder_constraints::{Report, report_for_file, report_for_file_with_model};
+use autocoder_llm::LlmClient;
 use autocoder_schema::TableSchema;
 use clap::ValueEnum;
 
@@ -29,11 +30,25 @@ pub(crate) fn render_reports(
     schemas: Vec<TableSchema>,
     rules: &[String],
     format: SchemaFormat,
+    client: Option<&LlmClient>,
 ) -> anyhow::Result<String> {
     let mut reports: Vec<Report> = Vec::with_capacity(files.len());
+    let runtime = match client {
+        Some(_) => Some(
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?,
+        ),
+        None => None,
+    };
     for (file, schema) in files.iter().zip(schemas) {
-        let report = report_for_file(file, schema, rules)
-            .with_context(|| format!("evaluating the rules over {}", file.display()))?;
+        let report = match (client, &runtime) {
+            (Some(client), Some(runtime)) => {
+                runtime.block_on(report_for_file_with_model(file, schema, rules, client))
+            }
+            _ => report_for_file(file, schema, rules),
+        }
+        .with_context(|| format!("evaluating the rules over {}", file.display()))?;
         reports.push(report);
     }
     Ok(match format {

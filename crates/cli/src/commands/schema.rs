@@ -2,7 +2,8 @@
 
 use std::process::ExitCode;
 
-use anyhow::bail;
+use anyhow::{Context as _, bail};
+use autocoder_llm::{LlmClient, LlmConfig, ModelSpec};
 use autocoder_profile::SchemaOptions;
 use autocoder_schema::render_pandera;
 use clap::Args;
@@ -37,8 +38,26 @@ pub(crate) struct SchemaArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = SchemaFormat::Text)]
     pub(crate) format: SchemaFormat,
+    /// A model (`provider/name`) that reads the rules the offline parser cannot; its answers are
+    /// validated against the table and rejected when they don't fit. Without it, such rules stay
+    /// unapplied with the reason.
+    #[arg(long, requires = "constraints")]
+    pub(crate) model: Option<String>,
+    /// The model's API base URL (a local or proxy server).
+    #[arg(long, requires = "model")]
+    pub(crate) api_base: Option<String>,
+    /// The environment variable holding the model's API key.
+    #[arg(long, value_name = "VAR", requires = "model")]
+    pub(crate) api_key_env: Option<String>,
     #[command(flatten)]
     pub(crate) input: InputArgs,
+}
+
+fn model_client(model: &str, args: &SchemaArgs) -> anyhow::Result<LlmClient> {
+    let mut config = LlmConfig::new(ModelSpec::parse(model).context("--model")?);
+    config.api_base.clone_from(&args.api_base);
+    config.api_key_env.clone_from(&args.api_key_env);
+    Ok(LlmClient::new(config)?)
 }
 
 /// Runs `autocoder schema`.
@@ -70,7 +89,18 @@ pub(crate) fn run(args: &SchemaArgs, global: &GlobalArgs) -> anyhow::Result<Exit
                 schema
             })
             .collect();
-        let text = render_reports(&args.input.files, schemas, &args.constraints, args.format)?;
+        let client = args
+            .model
+            .as_deref()
+            .map(|model| model_client(model, args))
+            .transpose()?;
+        let text = render_reports(
+            &args.input.files,
+            schemas,
+            &args.constraints,
+            args.format,
+            client.as_ref(),
+        )?;
         output::write_stdout(&text)?;
         return Ok(ExitCode::SUCCESS);
     }

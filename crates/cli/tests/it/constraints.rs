@@ -70,3 +70,76 @@ fn rules_over_stdin_are_refused_with_a_reason() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("standard input"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_a_model_the_rules_the_parser_cannot_read_go_to_it_and_are_validated() {
+    use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
+    // The model answers the first rule with a valid check and the second with a column that
+    // doesn't exist twice (the retry quotes the reason): that rule stays unapplied.
+    let server = ScriptedServer::start(Script::new([
+        Entry::step(
+            "constraint",
+            Reply::Json(
+                serde_json::json!({"applicable": true, "reason": null, "columns": ["status"],
+                "check": "isin", "value": null, "min": null, "max": null, "include_min": null,
+                "include_max": null, "values": ["pending", "shipped"], "pattern": null}),
+            ),
+        ),
+        Entry::step(
+            "constraint",
+            Reply::Json(
+                serde_json::json!({"applicable": true, "reason": null, "columns": ["weight"],
+                "check": "gt", "value": "0", "min": null, "max": null, "include_min": null,
+                "include_max": null, "values": null, "pattern": null}),
+            ),
+        ),
+        Entry::any(Reply::Json(
+            serde_json::json!({"applicable": true, "reason": null, "columns": ["weight"],
+                "check": "gt", "value": "0", "min": null, "max": null, "include_min": null,
+                "include_max": null, "values": null, "pattern": null}),
+        )),
+    ]))
+    .await
+    .unwrap();
+    let (_dir, path) = write_data();
+    let base = server.base_url();
+    let out = tokio::task::spawn_blocking(move || {
+        crate::autocoder_with_env(
+            &[
+                "schema",
+                &path,
+                "--format",
+                "json",
+                "--constraint",
+                "only orders that are still moving through the warehouse count",
+                "--constraint",
+                "the parcel weight must be above nothing",
+                "--model",
+                "openai/scripted",
+                "--api-base",
+                &base,
+                "--api-key-env",
+                "SCRIPTED_KEY",
+            ],
+            &[("SCRIPTED_KEY", "sk-scripted")],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rules = report["rules"].as_array().unwrap();
+    assert_eq!(rules[0]["outcome"], "applied", "{report:#}");
+    assert_eq!(rules[0]["source"], "llm");
+    assert_eq!(rules[1]["outcome"], "unapplied", "{report:#}");
+    assert!(
+        rules[1]["reason"].as_str().unwrap().contains("weight"),
+        "{report:#}"
+    );
+    // The status check was evaluated over the file: "lost" violates it.
+    assert_eq!(report["violations"][0]["violations"], 1, "{report:#}");
+}

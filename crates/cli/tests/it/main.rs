@@ -51,6 +51,17 @@ fn autocoder_with_stdin(args: &[&str], stdin: Option<&[u8]>) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Runs `autocoder ARGS` with extra environment variables and no stdin.
+fn autocoder_with_env(args: &[&str], vars: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_autocoder"))
+        .args(args)
+        .envs(vars.iter().copied())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the autocoder binary starts")
+}
+
 /// Runs `autocoder ARGS`, asserts success and returns stdout.
 fn stdout_of(args: &[&str]) -> String {
     let out = autocoder(args);
