@@ -42,7 +42,9 @@ impl Profile {
         for c in &self.columns {
             let mut col = ColumnSchema::new(c.name.clone(), c.dtype);
             col.nullable = c.nulls > 0 || c.dtype == DataType::Empty;
-            col.unique = c.unique && c.count > 0;
+            // Pandera's `unique=True` counts repeated missing values as duplicates, so a column
+            // with two or more nulls is not unique for it, however distinct its values are.
+            col.unique = c.unique && c.count > 0 && c.nulls <= 1;
             col.datetime_format.clone_from(&c.datetime_format);
             col.utc = c.utc;
             if options.ranges

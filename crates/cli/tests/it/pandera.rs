@@ -74,7 +74,6 @@ fn emitted_schemas_validate_their_source_files_with_real_pandera() {
 }
 
 #[test]
-#[ignore = "autocoder-profile marks columns with several nulls unique; pandera rejects that (reported)"]
 fn schemas_of_columns_with_repeated_nulls_validate_too() {
     let failures = failures_of(&BLOCKED_BY_UNIQUE);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
