@@ -77,34 +77,39 @@ pub fn make_strict(schema: &mut Value) {
 }
 
 /// Finds the JSON value in a model's answer: the whole text, else the body of a fenced block
-/// (```` ```json ```` ... ```` ``` ````), else the first `{...}` or `[...]` that parses. A
-/// closing fence must stand on its own line, and a JSON string cannot hold a raw newline, so
-/// backticks inside strings never end the block.
+/// (```` ```json ```` ... ```` ``` ````), else the first `{...}` or `[...]` inside prose. A
+/// closing fence must stand on its own line (or end the last line), and a JSON string cannot
+/// hold a raw newline, so backticks inside strings never end the block.
 pub fn extract_json(text: &str) -> Result<Value, String> {
+    parse_answer(text)
+}
+
+/// Parses a value of `T` out of the answer (see [`extract_json`] for where it looks), with a
+/// message fit to show the model. Inside prose, the first embedded value that fits `T` wins,
+/// so a nested `[]` is never mistaken for the answer; when nothing fits, the message is the
+/// JSON syntax error of the answer (or of its fenced block).
+pub fn parse_answer<T: DeserializeOwned>(text: &str) -> Result<T, String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Err("the answer is empty".to_owned());
     }
-    let mut error = match serde_json::from_str::<Value>(trimmed) {
-        Ok(value) => return Ok(value),
+    let mut syntax_error = match serde_json::from_str::<Value>(trimmed) {
+        Ok(value) => return fit(value),
         Err(error) => error,
     };
     if let Some(block) = fenced_block(trimmed) {
         match serde_json::from_str::<Value>(block.trim()) {
-            Ok(value) => return Ok(value),
+            Ok(value) => return fit(value),
             // The block's own error says more than the whole text's "expected value".
-            Err(block_error) => error = block_error,
+            Err(error) => syntax_error = error,
         }
     }
-    if let Some(value) = first_embedded_value(trimmed) {
-        return Ok(value);
-    }
-    Err(error.to_string())
+    embedded_values(trimmed)
+        .find_map(|value| serde_json::from_value(value).ok())
+        .ok_or_else(|| format!("the answer is not valid JSON: {syntax_error}"))
 }
 
-/// Parses a value of `T` out of the answer, with a message fit to show the model.
-pub fn parse_answer<T: DeserializeOwned>(text: &str) -> Result<T, String> {
-    let value = extract_json(text)?;
+fn fit<T: DeserializeOwned>(value: Value) -> Result<T, String> {
     serde_json::from_value(value)
         .map_err(|error| format!("the JSON does not fit the schema: {error}"))
 }
@@ -140,11 +145,13 @@ fn fenced_block(text: &str) -> Option<&str> {
     start.map(|begin| &text[begin..])
 }
 
-fn first_embedded_value(text: &str) -> Option<Value> {
+/// The objects and arrays that parse, from each `{` or `[` of the text in order (at most 64
+/// starts are tried).
+fn embedded_values(text: &str) -> impl Iterator<Item = Value> + '_ {
     text.char_indices()
         .filter(|(_, c)| *c == '{' || *c == '[')
         .take(64)
-        .find_map(|(index, _)| {
+        .filter_map(|(index, _)| {
             serde_json::Deserializer::from_str(&text[index..])
                 .into_iter::<Value>()
                 .next()
@@ -188,6 +195,29 @@ mod tests {
         assert!(error.contains("EOF while parsing"), "{error}");
         let error = extract_json("```json\n{\"code\": \"print(").unwrap_err();
         assert!(error.contains("EOF while parsing a string"), "{error}");
+    }
+
+    /// What Qwen2.5-Coder 1.5B wrote for a forced tool call: a fenced block with a Python
+    /// triple-quoted string. The nested `[]` must not be taken for the answer; the syntax error
+    /// is what the repair prompt needs.
+    #[test]
+    fn invalid_fenced_json_reports_its_syntax_error() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Script {
+            code: String,
+            packages: Vec<String>,
+        }
+        let answer =
+            "```json\n{\n  \"code\": \"\"\"\nimport sys\n  \"\"\",\n  \"packages\": []\n}\n```";
+        let error = parse_answer::<Script>(answer).unwrap_err();
+        assert!(
+            error.starts_with("the answer is not valid JSON: "),
+            "{error}"
+        );
+        assert!(error.contains("line 2"), "{error}");
+        let prose = "The plan: {\"code\": \"print(1)\", \"packages\": []} as asked.";
+        assert_eq!(parse_answer::<Script>(prose).unwrap().code, "print(1)");
     }
 
     #[test]
