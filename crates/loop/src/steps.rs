@@ -47,6 +47,24 @@ impl Steps<'_> {
         Ok((answer.value, usage(answer.usage)))
     }
 
+    /// [`Steps::ask`] with a check of the answer's content; a rejected answer is asked again once,
+    /// quoting the reason.
+    async fn ask_checked<T: DeserializeOwned + JsonSchema>(
+        &self,
+        step: &str,
+        template: &str,
+        extra: Value,
+        check: impl Fn(&T) -> Result<(), String> + Send + Sync,
+    ) -> Result<(T, Usage), LoopError> {
+        let text = render(self.prompts, template, self.task, extra)?;
+        let messages = [Message::system(self.system.clone()), Message::user(text)];
+        let answer = self
+            .client
+            .structured_validated::<T>(step, &messages, check)
+            .await?;
+        Ok((answer.value, usage(answer.usage)))
+    }
+
     pub(crate) async fn plan(&self) -> Result<Event, LoopError> {
         let (plan, usage) = self.ask::<Plan>("plan", "loop/plan.j2", json!({})).await?;
         Ok(Event::Planned { plan, usage })
@@ -71,7 +89,9 @@ impl Steps<'_> {
 
     pub(crate) async fn tests(&self, notes: &[String]) -> Result<Event, LoopError> {
         let (answer, usage) = self
-            .ask::<TestsAnswer>("tests", "loop/tests.j2", json!({"notes": notes}))
+            .ask_checked::<TestsAnswer>("tests", "loop/tests.j2", json!({"notes": notes}), |a| {
+                looks_like_python(&a.tests, "tests", "the whole test file", "def test")
+            })
             .await?;
         Ok(Event::TestsWritten {
             tests: strip_code_fence(&answer.tests),
@@ -177,6 +197,20 @@ fn degrade(err: LoopError, step: &str) -> Result<(), LoopError> {
             Ok(())
         }
         other => Err(other),
+    }
+}
+
+/// A cheap check before a sandbox run is spent on it: small models answer with a file name or a
+/// sentence where the source should be.
+fn looks_like_python(text: &str, field: &str, what: &str, needle: &str) -> Result<(), String> {
+    let source = strip_code_fence(text);
+    if source.lines().filter(|l| !l.trim().is_empty()).count() >= 3 && source.contains(needle) {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{field}` must hold {what} as Python source (with `{needle}...`), not a file name or a description; got {:?}",
+            source.chars().take(80).collect::<String>()
+        ))
     }
 }
 

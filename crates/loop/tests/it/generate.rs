@@ -485,3 +485,30 @@ async fn a_package_that_does_not_exist_is_replaced_or_dropped() {
     );
     assert!(!result.packages.iter().any(|p| p.contains("zz9")));
 }
+
+#[tokio::test]
+async fn a_file_name_instead_of_tests_is_sent_back_with_the_reason() {
+    // What the 1.5B local model really answered once.
+    let f = fixture(vec![
+        plan(),
+        code(&script(GOOD)),
+        Entry::step(
+            "tests",
+            Reply::Json(json!({"tests": "tests/test_solution.py"})),
+        ),
+        Entry::step("tests/retry", Reply::Json(json!({"tests": tests("25.5")}))),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    let retry = f
+        .server
+        .requests()
+        .into_iter()
+        .find(|r| r.step.as_deref() == Some("tests/retry"))
+        .unwrap();
+    assert!(
+        retry.body.to_string().contains("not a file name"),
+        "the reason was quoted"
+    );
+}
