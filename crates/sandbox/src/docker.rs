@@ -61,7 +61,7 @@ fn host_suite() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-fn unavailable(reason: impl std::fmt::Display) -> SandboxError {
+pub(crate) fn unavailable(reason: impl std::fmt::Display) -> SandboxError {
     SandboxError::BackendUnavailable {
         backend: "docker",
         reason: reason.to_string(),
@@ -151,7 +151,7 @@ pub(crate) async fn ensure_base_image(
     Ok(())
 }
 
-async fn step(cmd: tokio::process::Command, what: &str) -> Result<(), SandboxError> {
+pub(crate) async fn step(cmd: tokio::process::Command, what: &str) -> Result<(), SandboxError> {
     let done = exec::run(cmd, 1 << 20, Some(Duration::from_secs(1800)), false).await?;
     if done.status.is_some_and(|s| s.success()) {
         Ok(())
@@ -176,10 +176,26 @@ pub(crate) struct ContainerRun<'a> {
 }
 
 /// Removes the container when dropped (timeout, error, cancellation by Ctrl-C) unless disarmed.
-struct Remover {
+pub(crate) struct Remover {
     docker: Docker,
     name: String,
     armed: bool,
+}
+
+impl Remover {
+    /// Arms removal of the container `name`.
+    pub(crate) fn new(docker: &Docker, name: &str) -> Self {
+        Self {
+            docker: docker.clone(),
+            name: name.to_owned(),
+            armed: true,
+        }
+    }
+
+    /// The container was removed (or is meant to stay).
+    pub(crate) fn disarm(&mut self) {
+        self.armed = false;
+    }
 }
 
 impl Drop for Remover {
@@ -193,7 +209,7 @@ impl Drop for Remover {
     }
 }
 
-async fn remove(docker: &Docker, name: &str) {
+pub(crate) async fn remove(docker: &Docker, name: &str) {
     let options = RemoveContainerOptions {
         force: true,
         v: true,
@@ -331,11 +347,7 @@ pub(crate) async fn run(
         )
         .await
         .map_err(|e| unavailable(format!("creating the container failed: {e}")))?;
-    let mut guard = Remover {
-        docker: docker.clone(),
-        name: name.clone(),
-        armed: true,
-    };
+    let mut guard = Remover::new(docker, &name);
     docker
         .start_container(
             &name,
@@ -376,7 +388,7 @@ pub(crate) async fn run(
         .and_then(|c| i32::try_from(c).ok());
     let (stdout, stderr) = logs(docker, &name, l.output_cap_bytes).await;
     remove(docker, &name).await;
-    guard.armed = false;
+    guard.disarm();
     let status = if timed_out {
         None
     } else {

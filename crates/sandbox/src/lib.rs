@@ -25,6 +25,7 @@
 mod bwrap;
 mod cache;
 mod docker;
+mod docker_image;
 mod doctor;
 mod env;
 mod error;
@@ -38,6 +39,7 @@ mod spec;
 
 pub use cache::{CACHE_DIR_ENV_VAR, EnvCache, UV_ENV_VAR};
 pub use docker::DockerConfig;
+pub use docker_image::{DockerImage, ENV_IMAGE_REPO, docker_image_for};
 pub use doctor::{Finding, doctor};
 pub use env::{BASE_PACKAGES, Env, EnvId, EnvSpec, Requirement};
 pub use error::SandboxError;

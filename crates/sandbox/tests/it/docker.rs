@@ -221,3 +221,38 @@ async fn docker_reaps_containers_orphaned_by_dead_processes() {
         .await;
     assert!(left.is_err(), "the orphan {name} was not removed");
 }
+
+#[tokio::test]
+async fn docker_env_image_is_built_once_then_reused_without_mounts() {
+    let Some(sandbox) = docker().await else {
+        return;
+    };
+    let env = shared_env().await;
+    let tag = autocoder_sandbox::docker_image_for(&env);
+    assert_eq!(tag, format!("autocoder/env:{}", env.id));
+    // The first call may build (or find the image another test built); the second must reuse.
+    let first = sandbox.prepare_docker_image(&env).await.unwrap();
+    assert_eq!(first.tag, tag);
+    let again = sandbox.prepare_docker_image(&env).await.unwrap();
+    assert!(!again.built, "the second call rebuilt {tag}");
+    assert_eq!(again.id, first.id);
+
+    // The run finds the environment in the image: nothing of it is mounted from the host.
+    let code = format!(
+        "import sys, pytest\nroots = [{:?}, {:?}]\nmounted = [l.split()[4] for l in open('/proc/self/mountinfo') if any(l.split()[4].startswith(r) for r in roots)]\nprint('prefix', sys.prefix)\nprint('mounted', mounted)\n",
+        env.root.display().to_string(),
+        env.base_prefix.display().to_string()
+    );
+    let (out, _d) = run(&sandbox, &code, tight()).await;
+    assert!(out.success(), "{out:?}");
+    assert!(
+        out.stdout
+            .contains(&format!("prefix {}", env.root.display())),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("mounted []"), "{}", out.stdout);
+    let after = sandbox.prepare_docker_image(&env).await.unwrap();
+    assert!(!after.built);
+    assert_eq!(after.id, first.id, "a run must not rebuild the image");
+}
