@@ -1,5 +1,5 @@
-//! The Docker backend over the engine's API (bollard): a locally built Debian base image, one
-//! short-lived container per run with no network, a read-only root, memory/pids/ulimits, the same
+//! The Docker backend over the engine's API (bollard): a locally built Debian base image (the
+//! environment images of `docker_image` build on it), one short-lived container per run with no network, a read-only root, memory/pids/ulimits, the same
 //! `/var/inputs` / `/var/outputs` contract, and removal on every path (exit, timeout, drop).
 
 use std::collections::HashMap;
@@ -220,6 +220,10 @@ pub(crate) async fn remove(docker: &Docker, name: &str) {
     }
 }
 
+/// The label on every container autocoder creates, and the one naming the creating process.
+pub(crate) const SANDBOX_LABEL: &str = "autocoder.sandbox";
+pub(crate) const PID_LABEL: &str = "autocoder.pid";
+
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
 /// Removes containers left by autocoder processes that no longer exist (killed before their
@@ -229,7 +233,7 @@ async fn reap_orphans(docker: &Docker) {
         all: true,
         filters: Some(HashMap::from([(
             "label".to_owned(),
-            vec!["autocoder.sandbox=1".to_owned()],
+            vec![format!("{SANDBOX_LABEL}=1")],
         )])),
         ..Default::default()
     };
@@ -237,11 +241,7 @@ async fn reap_orphans(docker: &Docker) {
         return;
     };
     for c in containers {
-        let pid = c
-            .labels
-            .as_ref()
-            .and_then(|l| l.get("autocoder.pid"))
-            .cloned();
+        let pid = c.labels.as_ref().and_then(|l| l.get(PID_LABEL)).cloned();
         let alive = pid.is_some_and(|p| Path::new("/proc").join(p).exists());
         if let (false, Some(id)) = (alive, c.id) {
             tracing::info!(container = %id, "removing a container orphaned by a dead autocoder process");
@@ -315,8 +315,8 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
         network_disabled: Some(!run.network),
         hostname: Some("sandbox".into()),
         labels: Some(HashMap::from([
-            ("autocoder.sandbox".to_owned(), "1".to_owned()),
-            ("autocoder.pid".to_owned(), std::process::id().to_string()),
+            (SANDBOX_LABEL.to_owned(), "1".to_owned()),
+            (PID_LABEL.to_owned(), std::process::id().to_string()),
         ])),
         host_config: Some(host_config),
         ..Default::default()

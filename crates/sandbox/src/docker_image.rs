@@ -13,7 +13,7 @@ use bollard::query_parameters::{
     CommitContainerOptions, CreateContainerOptions, UploadToContainerOptions,
 };
 
-use crate::docker::{self, DockerConfig, Remover};
+use crate::docker::{self, DockerConfig, PID_LABEL, Remover, SANDBOX_LABEL};
 use crate::env::{Env, fnv1a64};
 use crate::error::SandboxError;
 use crate::exec;
@@ -160,6 +160,11 @@ async fn ensure_layer(
     let body = ContainerCreateBody {
         image: Some(from.to_owned()),
         cmd: Some(vec!["true".into()]),
+        // Reaped like a run's container if this process dies mid-build.
+        labels: Some(HashMap::from([
+            (SANDBOX_LABEL.to_owned(), "1".to_owned()),
+            (PID_LABEL.to_owned(), std::process::id().to_string()),
+        ])),
         network_disabled: Some(true),
         host_config: Some(HostConfig {
             network_mode: Some("none".into()),
@@ -200,8 +205,12 @@ async fn ensure_layer(
         pause: false,
         ..Default::default()
     };
+    // The commit merges the container's labels in: blank the build's own.
+    let mut labels = want;
+    labels.insert(SANDBOX_LABEL.to_owned(), String::new());
+    labels.insert(PID_LABEL.to_owned(), String::new());
     let config = ContainerConfig {
-        labels: Some(want),
+        labels: Some(labels),
         ..Default::default()
     };
     let committed = docker

@@ -30,7 +30,8 @@ pub enum Backend {
     /// bubblewrap namespaces on this machine (the default on Linux).
     #[default]
     Bwrap,
-    /// A Docker container per run (bollard), on a locally built Debian base image.
+    /// A Docker container per run (bollard), in an image per environment
+    /// ([`crate::docker_image_for`]) built locally on a Debian base image and reused.
     Docker,
     /// No isolation at all: only rlimits, a cleared environment and the timeout. For machines
     /// without namespaces; warns on every run.
@@ -269,9 +270,11 @@ impl Sandbox {
         }
         let docker = self.backend == Backend::Docker;
         let (mounts, staging) = sandbox_mounts(spec, &inv, run_as.is_some(), docker)?;
+        let mut image_tag = None;
         let (done, oom) = if docker {
             let client = docker::connect().await?;
             let image = docker_image::ensure_env_image(&client, &self.docker, &spec.env).await?;
+            image_tag = Some(image.tag.clone());
             let run = docker::ContainerRun {
                 image: &image.tag,
                 argv: inv
@@ -312,7 +315,10 @@ impl Sandbox {
             )
         };
         drop(staging);
-        Ok(outcome_of(done, true, oom))
+        Ok(RunOutcome {
+            docker_image: image_tag,
+            ..outcome_of(done, true, oom)
+        })
     }
 }
 
@@ -480,6 +486,7 @@ fn outcome_of(done: exec::Finished, in_sandbox: bool, oom_killed: bool) -> RunOu
         cpu_exceeded,
         duration: done.duration,
         outputs: Ok(BTreeMap::new()),
+        docker_image: None,
     }
 }
 

@@ -252,6 +252,7 @@ async fn docker_env_image_is_built_once_then_reused_without_mounts() {
         out.stdout
     );
     assert!(out.stdout.contains("mounted []"), "{}", out.stdout);
+    assert_eq!(out.docker_image.as_deref(), Some(tag.as_str()));
     let after = sandbox.prepare_docker_image(&env).await.unwrap();
     assert!(!after.built);
     assert_eq!(after.id, first.id, "a run must not rebuild the image");
