@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use bollard::Docker;
 use bollard::models::{ContainerConfig, ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
-    CommitContainerOptions, CreateContainerOptions, UploadToContainerOptions,
+    CommitContainerOptions, CreateContainerOptions, RemoveImageOptions, UploadToContainerOptions,
 };
 
 use crate::docker::{self, DockerConfig, PID_LABEL, Remover, SANDBOX_LABEL};
@@ -152,8 +152,37 @@ async fn ensure_layer(
     if let Some(image) = reusable(docker, tag, &want).await {
         return Ok(image);
     }
+    let stale = image_id(docker, tag).await;
     tracing::info!(image = tag, from, path = %path.display(), "building a Docker image");
     let tar_file = pack(cfg, &slug, path, excludes).await?;
+    let id = commit_copy(docker, from, tag, &slug, tar_file.path(), want).await?;
+    tracing::info!(image = tag, %id, "Docker image built");
+    if let Some(old) = stale.filter(|old| *old != id) {
+        // Untagged now; still in use (a running container, a child image) means it stays.
+        if let Err(e) = docker
+            .remove_image(&old, None::<RemoveImageOptions>, None)
+            .await
+        {
+            tracing::debug!(image = %old, error = %e, "the stale image stays");
+        }
+    }
+    Ok(DockerImage {
+        tag: tag.to_owned(),
+        id,
+        built: true,
+    })
+}
+
+/// A container of `from` with the tar `tar` unpacked at `/`, committed as `tag` with `labels`;
+/// returns the new image's id. The container is removed on every path.
+async fn commit_copy(
+    docker: &Docker,
+    from: &str,
+    tag: &str,
+    slug: &str,
+    tar: &Path,
+    mut labels: HashMap<String, String>,
+) -> Result<String, SandboxError> {
     // A container of this name can only be left by a build that was killed: we hold the lock.
     let name = format!("autocoder-build-{slug}");
     docker::remove(docker, &name).await;
@@ -181,9 +210,9 @@ async fn ensure_layer(
         .await
         .map_err(|e| docker::unavailable(format!("creating the build container failed: {e}")))?;
     let mut guard = Remover::new(docker, &name);
-    let file = tokio::fs::File::open(tar_file.path())
+    let file = tokio::fs::File::open(tar)
         .await
-        .map_err(SandboxError::io("reading", tar_file.path()))?;
+        .map_err(SandboxError::io("reading", tar))?;
     let upload = UploadToContainerOptions {
         path: "/".into(),
         ..Default::default()
@@ -193,8 +222,8 @@ async fn ensure_layer(
         .await
         .map_err(|e| {
             docker::unavailable(format!(
-                "copying {} into the image failed: {e}",
-                path.display()
+                "copying {} into the image {tag} failed: {e}",
+                tar.display()
             ))
         })?;
     let (repo, version) = tag.rsplit_once(':').unwrap_or((tag, "latest"));
@@ -206,7 +235,6 @@ async fn ensure_layer(
         ..Default::default()
     };
     // The commit merges the container's labels in: blank the build's own.
-    let mut labels = want;
     labels.insert(SANDBOX_LABEL.to_owned(), String::new());
     labels.insert(PID_LABEL.to_owned(), String::new());
     let config = ContainerConfig {
@@ -219,13 +247,7 @@ async fn ensure_layer(
         .map_err(|e| docker::unavailable(format!("committing the image {tag} failed: {e}")));
     docker::remove(docker, &name).await;
     guard.disarm();
-    let id = committed?.id;
-    tracing::info!(image = tag, %id, "Docker image built");
-    Ok(DockerImage {
-        tag: tag.to_owned(),
-        id,
-        built: true,
-    })
+    Ok(committed?.id)
 }
 
 /// A tar of the host directory `path` (minus `excludes`), owned by root and readable by all.

@@ -257,3 +257,52 @@ async fn docker_env_image_is_built_once_then_reused_without_mounts() {
     assert!(!after.built);
     assert_eq!(after.id, first.id, "a run must not rebuild the image");
 }
+
+#[tokio::test]
+async fn docker_env_image_follows_the_environment_path_and_refuses_tmp() {
+    use autocoder_sandbox::{EnvSpec, PythonSpec, SandboxError};
+    let Some(sandbox) = docker().await else {
+        return;
+    };
+    let spec = EnvSpec::bare::<&str>(&[])
+        .unwrap()
+        .with_python(PythonSpec::Path(crate::test_python()));
+    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let (one, two) = (
+        tempfile::tempdir_in(target).unwrap(),
+        tempfile::tempdir_in(target).unwrap(),
+    );
+    let a = crate::cache_in(one.path()).ensure(&spec).await.unwrap();
+    let b = crate::cache_in(two.path()).ensure(&spec).await.unwrap();
+    assert_eq!(a.id, b.id);
+    let image_a = sandbox.prepare_docker_image(&a).await.unwrap();
+    // Same id elsewhere on disk: the image of `a` holds the wrong path, so it is rebuilt.
+    let image_b = sandbox.prepare_docker_image(&b).await.unwrap();
+    assert!(image_b.built, "{image_b:?}");
+    assert_ne!(image_b.id, image_a.id);
+    assert_eq!(image_b.tag, image_a.tag);
+    let client = bollard::Docker::connect_with_local_defaults().unwrap();
+    assert!(
+        client.inspect_image(&image_a.id).await.is_err(),
+        "the stale image {} was kept",
+        image_a.id
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.py");
+    std::fs::write(&script, "import sys\nprint(sys.prefix)\n").unwrap();
+    let out = sandbox
+        .run(&RunSpec::new(b.clone(), &script, &dir.path().join("run")).unwrap())
+        .await
+        .unwrap();
+    assert!(out.success(), "{out:?}");
+    assert_eq!(out.stdout.trim(), b.root.display().to_string());
+
+    // An environment under /tmp would be hidden by the container's own /tmp.
+    let tmp = tempfile::tempdir_in("/tmp").unwrap();
+    let c = crate::cache_in(tmp.path()).ensure(&spec).await.unwrap();
+    let err = sandbox.prepare_docker_image(&c).await.unwrap_err();
+    assert!(
+        matches!(&err, SandboxError::BackendUnavailable { reason, .. } if reason.contains("/tmp")),
+        "{err}"
+    );
+}
