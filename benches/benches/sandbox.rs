@@ -33,6 +33,15 @@ fn cache(dir: &Path) -> EnvCache {
     }
 }
 
+/// Environments live in the target directory: the Docker backend refuses ones under `/tmp`.
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn docker_enabled() -> bool {
+    std::env::var_os("AUTOCODER_BENCH_DOCKER").is_some()
+}
+
 fn spec(packages: &[&str]) -> EnvSpec {
     EnvSpec::new(packages)
         .unwrap()
@@ -41,7 +50,7 @@ fn spec(packages: &[&str]) -> EnvSpec {
 
 fn start_up(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let envs = tempfile::tempdir().unwrap();
+    let envs = scratch();
     let env: Env = rt.block_on(cache(envs.path()).ensure(&spec(&[]))).unwrap();
     let mut group = c.benchmark_group("start");
     group.sample_size(30);
@@ -63,7 +72,7 @@ fn start_up(c: &mut Criterion) {
     let script = dir.path().join("pass.py");
     std::fs::write(&script, "pass\n").unwrap();
     let mut backends = vec![Backend::Bwrap, Backend::None];
-    if std::env::var_os("AUTOCODER_BENCH_DOCKER").is_some() {
+    if docker_enabled() {
         backends.push(Backend::Docker);
     }
     for backend in backends {
@@ -85,7 +94,7 @@ fn environments(c: &mut Criterion) {
         return;
     }
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let envs = tempfile::tempdir().unwrap();
+    let envs = scratch();
     let pandas = spec(&["pandas"]);
     // Warm uv's cache (downloads once) and build the environment reused below.
     rt.block_on(cache(envs.path()).ensure(&pandas)).unwrap();
@@ -102,7 +111,7 @@ fn environments(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                let fresh = tempfile::tempdir().unwrap();
+                let fresh = scratch();
                 let start = Instant::now();
                 let env = rt.block_on(cache(fresh.path()).ensure(&pandas)).unwrap();
                 total += start.elapsed();
@@ -114,5 +123,43 @@ fn environments(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, start_up, environments);
+fn docker_images(c: &mut Criterion) {
+    if !std::env::args().any(|a| a == "--bench") || !docker_enabled() {
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let sandbox = Sandbox::new(Backend::Docker);
+    let envs = scratch();
+    let pandas = spec(&["pandas"]);
+    let env = rt.block_on(cache(envs.path()).ensure(&pandas)).unwrap();
+    // Builds the base and interpreter images if needed, and this environment's image.
+    rt.block_on(sandbox.prepare_docker_image(&env)).unwrap();
+    let mut group = c.benchmark_group("docker image");
+    group.sample_size(10);
+    group.bench_function("reuse of a pandas+pytest environment's image", |b| {
+        b.iter(|| {
+            let image = rt.block_on(sandbox.prepare_docker_image(&env)).unwrap();
+            assert!(!image.built);
+        });
+    });
+    group.measurement_time(Duration::from_secs(60));
+    group.bench_function("new pandas+pytest environment's image", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                // The same environment id at a new path: its image is rebuilt.
+                let fresh = scratch();
+                let env = rt.block_on(cache(fresh.path()).ensure(&pandas)).unwrap();
+                let start = Instant::now();
+                let image = rt.block_on(sandbox.prepare_docker_image(&env)).unwrap();
+                total += start.elapsed();
+                assert!(image.built);
+            }
+            total
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, start_up, environments, docker_images);
 criterion_main!(benches);
