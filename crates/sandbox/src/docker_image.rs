@@ -41,9 +41,20 @@ pub struct DockerImage {
 
 /// The image with the interpreter's installation (`base_prefix`) for `env`.
 fn python_image_for(env: &Env) -> String {
+    // Tags allow letters, digits, `_`, `.` and `-` only (a version may read `3.14.0+`).
+    let version: String = env
+        .python_version
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     format!(
-        "autocoder/python:{}-{:016x}",
-        env.python_version,
+        "autocoder/python:{version}-{:016x}",
         fnv1a64(env.base_prefix.as_os_str().as_encoded_bytes())
     )
 }
@@ -101,7 +112,6 @@ fn interpreter_excludes(env: &Env) -> Vec<PathBuf> {
 fn refuse_hidden_path(p: &Path) -> Result<(), SandboxError> {
     let hidden = [
         "/tmp",
-        "/var/tmp",
         "/var/work",
         "/var/inputs",
         "/var/outputs",
@@ -114,8 +124,9 @@ fn refuse_hidden_path(p: &Path) -> Result<(), SandboxError> {
         return Err(SandboxError::BackendUnavailable {
             backend: "docker",
             reason: format!(
-                "the environment or its interpreter lives under {}, a path the container's own file system or mounts cover; keep the environment cache (AUTOCODER_CACHE_DIR) and the interpreter (pyenv, uv python) outside /usr, /tmp and /var",
-                p.display()
+                "the environment or its interpreter lives under {}, a path the container's own file system or mounts cover; keep the environment cache ({}) and the interpreter (pyenv, uv python) outside /usr, /tmp and the sandbox's /var directories",
+                p.display(),
+                crate::CACHE_DIR_ENV_VAR
             ),
         });
     }
@@ -323,4 +334,45 @@ fn chunks(
         buf.truncate(n);
         Ok(Some((bytes::Bytes::from(buf), file)))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(version: &str) -> Env {
+        Env {
+            id: crate::EnvId("py3.14-00000000000000ff".into()),
+            root: "/cache/envs/py3.14-00000000000000ff".into(),
+            python: "/cache/envs/py3.14-00000000000000ff/bin/python".into(),
+            base_prefix: "/opt/python".into(),
+            python_version: version.into(),
+            resolved: Vec::new(),
+            freshly_built: false,
+        }
+    }
+
+    #[test]
+    fn tags_are_valid_docker_references() {
+        assert_eq!(
+            docker_image_for(&env("3.14.0")),
+            "autocoder/env:py3.14-00000000000000ff"
+        );
+        let python = python_image_for(&env("3.14.0+"));
+        assert!(python.starts_with("autocoder/python:3.14.0_-"), "{python}");
+        let excluded = interpreter_excludes(&env("3.14.0"));
+        assert_eq!(
+            excluded[1],
+            Path::new("/opt/python/lib/python3.14/test"),
+            "{excluded:?}"
+        );
+    }
+
+    #[test]
+    fn paths_the_container_covers_are_refused() {
+        for p in ["/tmp/envs/x", "/usr/lib/python3", "/var/work/env"] {
+            assert!(refuse_hidden_path(Path::new(p)).is_err(), "{p}");
+        }
+        assert!(refuse_hidden_path(Path::new("/root/.cache/autocoder/envs/x")).is_ok());
+    }
 }
