@@ -215,8 +215,15 @@ pub(crate) async fn remove(docker: &Docker, name: &str) {
         v: true,
         ..Default::default()
     };
-    if let Err(e) = docker.remove_container(name, Some(options)).await {
-        tracing::warn!(container = name, error = %e, "could not remove the container");
+    match docker.remove_container(name, Some(options)).await {
+        // Removed, or already gone.
+        Ok(())
+        | Err(bollard::errors::Error::DockerResponseServerError {
+            status_code: 404, ..
+        }) => {}
+        Err(e) => {
+            tracing::warn!(container = name, error = %e, "could not remove the container");
+        }
     }
 }
 
