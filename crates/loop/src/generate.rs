@@ -9,8 +9,8 @@ use std::time::Instant;
 use autocoder_llm::LlmClient;
 use autocoder_prompts::Prompts;
 use autocoder_sandbox::{
-    Env, EnvCache, EnvSpec, Input as SandboxInput, Interpreter, Outcome, PytestSpec, Sandbox,
-    SandboxError, SourceFile, TestReport, Value as SandboxValue, imports_to_packages,
+    Backend, Env, EnvCache, EnvSpec, Input as SandboxInput, Interpreter, Outcome, PytestSpec,
+    Sandbox, SandboxError, SourceFile, TestReport, Value as SandboxValue, imports_to_packages,
 };
 use serde_json::json;
 
@@ -225,7 +225,11 @@ impl Record<'_> {
             environment: EnvironmentRecord {
                 backend: options.sandbox.backend.name().to_owned(),
                 id: driver.env.as_ref().map(|e| e.id.to_string()),
-                image: None,
+                image: driver
+                    .env
+                    .as_ref()
+                    .filter(|_| options.sandbox.backend == Backend::Docker)
+                    .map(autocoder_sandbox::docker_image_for),
                 resolved: driver
                     .env
                     .as_ref()

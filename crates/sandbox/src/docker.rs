@@ -1,5 +1,5 @@
-//! The Docker backend over the engine's API (bollard): a locally built Debian base image, one
-//! short-lived container per run with no network, a read-only root, memory/pids/ulimits, the same
+//! The Docker backend over the engine's API (bollard): a locally built Debian base image (the
+//! environment images of `docker_image` build on it), one short-lived container per run with no network, a read-only root, memory/pids/ulimits, the same
 //! `/var/inputs` / `/var/outputs` contract, and removal on every path (exit, timeout, drop).
 
 use std::collections::HashMap;
@@ -61,7 +61,7 @@ fn host_suite() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-fn unavailable(reason: impl std::fmt::Display) -> SandboxError {
+pub(crate) fn unavailable(reason: impl std::fmt::Display) -> SandboxError {
     SandboxError::BackendUnavailable {
         backend: "docker",
         reason: reason.to_string(),
@@ -151,7 +151,7 @@ pub(crate) async fn ensure_base_image(
     Ok(())
 }
 
-async fn step(cmd: tokio::process::Command, what: &str) -> Result<(), SandboxError> {
+pub(crate) async fn step(cmd: tokio::process::Command, what: &str) -> Result<(), SandboxError> {
     let done = exec::run(cmd, 1 << 20, Some(Duration::from_secs(1800)), false).await?;
     if done.status.is_some_and(|s| s.success()) {
         Ok(())
@@ -176,10 +176,26 @@ pub(crate) struct ContainerRun<'a> {
 }
 
 /// Removes the container when dropped (timeout, error, cancellation by Ctrl-C) unless disarmed.
-struct Remover {
+pub(crate) struct Remover {
     docker: Docker,
     name: String,
     armed: bool,
+}
+
+impl Remover {
+    /// Arms removal of the container `name`.
+    pub(crate) fn new(docker: &Docker, name: &str) -> Self {
+        Self {
+            docker: docker.clone(),
+            name: name.to_owned(),
+            armed: true,
+        }
+    }
+
+    /// The container was removed (or is meant to stay).
+    pub(crate) fn disarm(&mut self) {
+        self.armed = false;
+    }
 }
 
 impl Drop for Remover {
@@ -193,16 +209,27 @@ impl Drop for Remover {
     }
 }
 
-async fn remove(docker: &Docker, name: &str) {
+pub(crate) async fn remove(docker: &Docker, name: &str) {
     let options = RemoveContainerOptions {
         force: true,
         v: true,
         ..Default::default()
     };
-    if let Err(e) = docker.remove_container(name, Some(options)).await {
-        tracing::warn!(container = name, error = %e, "could not remove the container");
+    match docker.remove_container(name, Some(options)).await {
+        // Removed, or already gone.
+        Ok(())
+        | Err(bollard::errors::Error::DockerResponseServerError {
+            status_code: 404, ..
+        }) => {}
+        Err(e) => {
+            tracing::warn!(container = name, error = %e, "could not remove the container");
+        }
     }
 }
+
+/// The label on every container autocoder creates, and the one naming the creating process.
+pub(crate) const SANDBOX_LABEL: &str = "autocoder.sandbox";
+pub(crate) const PID_LABEL: &str = "autocoder.pid";
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
@@ -213,7 +240,7 @@ async fn reap_orphans(docker: &Docker) {
         all: true,
         filters: Some(HashMap::from([(
             "label".to_owned(),
-            vec!["autocoder.sandbox=1".to_owned()],
+            vec![format!("{SANDBOX_LABEL}=1")],
         )])),
         ..Default::default()
     };
@@ -221,11 +248,7 @@ async fn reap_orphans(docker: &Docker) {
         return;
     };
     for c in containers {
-        let pid = c
-            .labels
-            .as_ref()
-            .and_then(|l| l.get("autocoder.pid"))
-            .cloned();
+        let pid = c.labels.as_ref().and_then(|l| l.get(PID_LABEL)).cloned();
         let alive = pid.is_some_and(|p| Path::new("/proc").join(p).exists());
         if let (false, Some(id)) = (alive, c.id) {
             tracing::info!(container = %id, "removing a container orphaned by a dead autocoder process");
@@ -299,8 +322,8 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
         network_disabled: Some(!run.network),
         hostname: Some("sandbox".into()),
         labels: Some(HashMap::from([
-            ("autocoder.sandbox".to_owned(), "1".to_owned()),
-            ("autocoder.pid".to_owned(), std::process::id().to_string()),
+            (SANDBOX_LABEL.to_owned(), "1".to_owned()),
+            (PID_LABEL.to_owned(), std::process::id().to_string()),
         ])),
         host_config: Some(host_config),
         ..Default::default()
@@ -331,11 +354,7 @@ pub(crate) async fn run(
         )
         .await
         .map_err(|e| unavailable(format!("creating the container failed: {e}")))?;
-    let mut guard = Remover {
-        docker: docker.clone(),
-        name: name.clone(),
-        armed: true,
-    };
+    let mut guard = Remover::new(docker, &name);
     docker
         .start_container(
             &name,
@@ -376,7 +395,7 @@ pub(crate) async fn run(
         .and_then(|c| i32::try_from(c).ok());
     let (stdout, stderr) = logs(docker, &name, l.output_cap_bytes).await;
     remove(docker, &name).await;
-    guard.armed = false;
+    guard.disarm();
     let status = if timed_out {
         None
     } else {

@@ -178,7 +178,7 @@ pub struct Env {
 }
 
 /// FNV-1a, 64 bits: stable across Rust versions and machines, unlike `DefaultHasher`.
-fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         hash ^= u64::from(*b);

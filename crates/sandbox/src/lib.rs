@@ -9,6 +9,14 @@
 //! (a [`RunSpec`] in, a [`RunOutcome`] out) and [`Sandbox::run_pytest`] (a [`TestReport`] with
 //! one [`Outcome`] per test). [`doctor`] says which backends work on this machine.
 //!
+//! With [`Backend::Docker`], every environment gets its own image, [`docker_image_for`] it
+//! (`autocoder/env:<env id>`), built locally the first time a run needs it (or ahead of time with
+//! [`Sandbox::prepare_docker_image`]) and reused afterwards: the interpreter's installation is
+//! copied into `autocoder/python:<version>-<hash>` on the Debian base image (built once with
+//! debootstrap, see [`DockerConfig`]), the environment into the env image on top, both at their
+//! host paths. Runs mount only their inputs, outputs and work directory; the image a run used is
+//! in [`RunOutcome::docker_image`], for the run's record.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), autocoder_sandbox::SandboxError> {
 //! use autocoder_sandbox::{EnvCache, EnvSpec, IoType, RunSpec, Sandbox, Value};
@@ -25,6 +33,7 @@
 mod bwrap;
 mod cache;
 mod docker;
+mod docker_image;
 mod doctor;
 mod env;
 mod error;
@@ -38,6 +47,7 @@ mod spec;
 
 pub use cache::{CACHE_DIR_ENV_VAR, EnvCache, UV_ENV_VAR};
 pub use docker::DockerConfig;
+pub use docker_image::{DockerImage, ENV_IMAGE_REPO, docker_image_for};
 pub use doctor::{Finding, doctor};
 pub use env::{BASE_PACKAGES, Env, EnvId, EnvSpec, Requirement};
 pub use error::SandboxError;

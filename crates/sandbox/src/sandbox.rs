@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::bwrap::{self, Mount, Plan};
 use crate::cache::which;
 use crate::docker::{self, DockerConfig};
+use crate::docker_image::{self, DockerImage};
+use crate::env::Env;
 use crate::error::SandboxError;
 use crate::exec;
 use crate::io::{self, IoType, OUTPUTS_DIR, Value};
@@ -28,7 +30,8 @@ pub enum Backend {
     /// bubblewrap namespaces on this machine (the default on Linux).
     #[default]
     Bwrap,
-    /// A Docker container per run (bollard), on a locally built Debian base image.
+    /// A Docker container per run (bollard), in an image per environment
+    /// ([`crate::docker_image_for`]) built locally on a Debian base image and reused.
     Docker,
     /// No isolation at all: only rlimits, a cleared environment and the timeout. For machines
     /// without namespaces; warns on every run.
@@ -84,6 +87,14 @@ impl Sandbox {
     pub fn with_docker_config(mut self, config: DockerConfig) -> Self {
         self.docker = config;
         self
+    }
+
+    /// Builds (once; later calls reuse it) the Docker image that holds `env`, tagged
+    /// [`crate::docker_image_for`] `env`; Docker runs do this on demand, so calling it is only
+    /// needed to build ahead of time or to learn the image's id.
+    pub async fn prepare_docker_image(&self, env: &Env) -> Result<DockerImage, SandboxError> {
+        let client = docker::connect().await?;
+        docker_image::ensure_env_image(&client, &self.docker, env).await
     }
 
     /// Checks that the backend can work here, also asking the Docker engine when that is the
@@ -259,11 +270,13 @@ impl Sandbox {
         }
         let docker = self.backend == Backend::Docker;
         let (mounts, staging) = sandbox_mounts(spec, &inv, run_as.is_some(), docker)?;
+        let mut image_tag = None;
         let (done, oom) = if docker {
             let client = docker::connect().await?;
-            docker::ensure_base_image(&client, &self.docker).await?;
+            let image = docker_image::ensure_env_image(&client, &self.docker, &spec.env).await?;
+            image_tag = Some(image.tag.clone());
             let run = docker::ContainerRun {
-                image: &self.docker.base_image,
+                image: &image.tag,
                 argv: inv
                     .argv
                     .iter()
@@ -302,7 +315,10 @@ impl Sandbox {
             )
         };
         drop(staging);
-        Ok(outcome_of(done, true, oom))
+        Ok(RunOutcome {
+            docker_image: image_tag,
+            ..outcome_of(done, true, oom)
+        })
     }
 }
 
@@ -331,17 +347,9 @@ fn sandbox_mounts(
         dest: OUTPUTS_DIR.into(),
         writable: true,
     });
+    // Docker runs find the environment in its image (`docker_image_for`), not in a mount.
     for p in [&spec.env.root, &spec.env.base_prefix] {
-        if p.starts_with("/usr") && docker {
-            return Err(SandboxError::BackendUnavailable {
-                backend: "docker",
-                reason: format!(
-                    "the environment's interpreter lives under {} (the system's /usr), which the container does not share; build environments on an interpreter outside /usr (pyenv, uv python)",
-                    p.display()
-                ),
-            });
-        }
-        if (docker || !p.starts_with("/usr")) && !mounts.iter().any(|m| p.starts_with(&m.dest)) {
+        if !docker && !p.starts_with("/usr") && !mounts.iter().any(|m| p.starts_with(&m.dest)) {
             mounts.push(Mount {
                 host: p.clone(),
                 dest: p.clone(),
@@ -478,6 +486,7 @@ fn outcome_of(done: exec::Finished, in_sandbox: bool, oom_killed: bool) -> RunOu
         cpu_exceeded,
         duration: done.duration,
         outputs: Ok(BTreeMap::new()),
+        docker_image: None,
     }
 }
 

@@ -139,6 +139,9 @@ pub struct RunOutcome {
     /// The declared outputs, parsed; an error names the first missing or invalid one. Empty when
     /// the script did not succeed.
     pub outputs: Result<BTreeMap<String, Value>, SandboxError>,
+    /// The Docker image the run used ([`crate::docker_image_for`] its environment), for the
+    /// run's record; `None` with the other backends.
+    pub docker_image: Option<String>,
 }
 
 impl RunOutcome {

@@ -221,3 +221,88 @@ async fn docker_reaps_containers_orphaned_by_dead_processes() {
         .await;
     assert!(left.is_err(), "the orphan {name} was not removed");
 }
+
+#[tokio::test]
+async fn docker_env_image_is_built_once_then_reused_without_mounts() {
+    let Some(sandbox) = docker().await else {
+        return;
+    };
+    let env = shared_env().await;
+    let tag = autocoder_sandbox::docker_image_for(&env);
+    assert_eq!(tag, format!("autocoder/env:{}", env.id));
+    // The first call may build (or find the image another test built); the second must reuse.
+    let first = sandbox.prepare_docker_image(&env).await.unwrap();
+    assert_eq!(first.tag, tag);
+    let again = sandbox.prepare_docker_image(&env).await.unwrap();
+    assert!(!again.built, "the second call rebuilt {tag}");
+    assert_eq!(again.id, first.id);
+
+    // The run finds the environment in the image: nothing of it is mounted from the host.
+    let code = format!(
+        "import sys, pytest\nroots = [{:?}, {:?}]\nmounted = [l.split()[4] for l in open('/proc/self/mountinfo') if any(l.split()[4].startswith(r) for r in roots)]\nprint('prefix', sys.prefix)\nprint('mounted', mounted)\n",
+        env.root.display().to_string(),
+        env.base_prefix.display().to_string()
+    );
+    let (out, _d) = run(&sandbox, &code, tight()).await;
+    assert!(out.success(), "{out:?}");
+    assert!(
+        out.stdout
+            .contains(&format!("prefix {}", env.root.display())),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("mounted []"), "{}", out.stdout);
+    assert_eq!(out.docker_image.as_deref(), Some(tag.as_str()));
+    let after = sandbox.prepare_docker_image(&env).await.unwrap();
+    assert!(!after.built);
+    assert_eq!(after.id, first.id, "a run must not rebuild the image");
+}
+
+#[tokio::test]
+async fn docker_env_image_follows_the_environment_path_and_refuses_tmp() {
+    use autocoder_sandbox::{EnvSpec, PythonSpec, SandboxError};
+    let Some(sandbox) = docker().await else {
+        return;
+    };
+    let spec = EnvSpec::bare::<&str>(&[])
+        .unwrap()
+        .with_python(PythonSpec::Path(crate::test_python()));
+    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let (one, two) = (
+        tempfile::tempdir_in(target).unwrap(),
+        tempfile::tempdir_in(target).unwrap(),
+    );
+    let a = crate::cache_in(one.path()).ensure(&spec).await.unwrap();
+    let b = crate::cache_in(two.path()).ensure(&spec).await.unwrap();
+    assert_eq!(a.id, b.id);
+    let image_a = sandbox.prepare_docker_image(&a).await.unwrap();
+    // Same id elsewhere on disk: the image of `a` holds the wrong path, so it is rebuilt.
+    let image_b = sandbox.prepare_docker_image(&b).await.unwrap();
+    assert!(image_b.built, "{image_b:?}");
+    assert_ne!(image_b.id, image_a.id);
+    assert_eq!(image_b.tag, image_a.tag);
+    let client = bollard::Docker::connect_with_local_defaults().unwrap();
+    assert!(
+        client.inspect_image(&image_a.id).await.is_err(),
+        "the stale image {} was kept",
+        image_a.id
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.py");
+    std::fs::write(&script, "import sys\nprint(sys.prefix)\n").unwrap();
+    let out = sandbox
+        .run(&RunSpec::new(b.clone(), &script, &dir.path().join("run")).unwrap())
+        .await
+        .unwrap();
+    assert!(out.success(), "{out:?}");
+    assert_eq!(out.stdout.trim(), b.root.display().to_string());
+
+    // An environment under /tmp would be hidden by the container's own /tmp.
+    let tmp = tempfile::tempdir_in("/tmp").unwrap();
+    let c = crate::cache_in(tmp.path()).ensure(&spec).await.unwrap();
+    let err = sandbox.prepare_docker_image(&c).await.unwrap_err();
+    assert!(
+        matches!(&err, SandboxError::BackendUnavailable { reason, .. } if reason.contains("/tmp")),
+        "{err}"
+    );
+}
