@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use autocoder_llm::LlmClient;
+use autocoder_llm::{LlmClient, LlmError};
 use autocoder_prompts::Prompts;
 use autocoder_sandbox::{
     Backend, Env, EnvCache, EnvSpec, Input as SandboxInput, Interpreter, Outcome, PytestSpec,
@@ -137,7 +137,9 @@ pub async fn generate(
             break finish;
         }
         let tokens_before = session.tokens();
-        let event = driver.perform(action, &session).await?;
+        let Some(event) = driver.perform_or_abort(action, &mut session).await? else {
+            continue;
+        };
         let is_run = matches!(event, Event::TestsRan(_));
         session.apply(event);
         driver.account(session.tokens() - tokens_before, is_run, session.runs());
@@ -351,6 +353,25 @@ impl Driver<'_> {
         }
         if let Some(slot) = self.iteration_seconds.get_mut(index) {
             *slot = self.iteration_started.elapsed().as_secs_f64();
+        }
+    }
+
+    /// [`Driver::perform`]; answers that stayed unusable end the session as a failure instead of
+    /// an error, so the run directory still records what happened.
+    async fn perform_or_abort(
+        &mut self,
+        action: Action,
+        session: &mut Session,
+    ) -> Result<Option<Event>, LoopError> {
+        match self.perform(action, session).await {
+            Ok(event) => Ok(Some(event)),
+            Err(LoopError::Model(
+                err @ (LlmError::InvalidStructuredOutput { .. } | LlmError::Rejected { .. }),
+            )) => {
+                session.abort(format!("the model's answer stayed unusable: {err}"));
+                Ok(None)
+            }
+            Err(err) => Err(err),
         }
     }
 

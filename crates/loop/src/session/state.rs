@@ -170,6 +170,17 @@ impl Session {
         Action::RunTests
     }
 
+    /// Ends the generation as failed: the driver could not carry out a step (for example the
+    /// model's answers stayed unusable after the repair and retry rounds).
+    pub fn abort(&mut self, reason: String) {
+        let error = Some(reason.clone());
+        self.finished = Some(Finish {
+            success: false,
+            reason,
+            error,
+        });
+    }
+
     /// Records what the driver observed.
     pub fn apply(&mut self, event: Event) {
         match event {

@@ -512,3 +512,25 @@ async fn a_file_name_instead_of_tests_is_sent_back_with_the_reason() {
         "the reason was quoted"
     );
 }
+
+#[tokio::test]
+async fn answers_that_stay_unusable_end_the_run_as_a_failure_with_the_reason() {
+    let f = fixture(vec![
+        plan(),
+        code(&script(GOOD)),
+        Entry::step("tests", Reply::Json(json!({"tests": "test_solution.py"}))),
+        Entry::step(
+            "tests/retry",
+            Reply::Json(json!({"tests": "test_solution.py"})),
+        ),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(!result.success);
+    assert!(
+        result.reason.contains("not a file name"),
+        "{}",
+        result.reason
+    );
+    assert!(f.dir.path().join("run/result.json").exists());
+}
