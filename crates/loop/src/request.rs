@@ -3,7 +3,6 @@
 //! is checked before any model is called, so a typo costs nothing.
 
 use std::collections::BTreeSet;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -29,90 +28,47 @@ const PYTHON_KEYWORDS: &[&str] = &[
     "with", "yield",
 ];
 
-/// The type of a declared input or output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IoType {
-    /// Text.
-    Str,
-    /// A whole number.
-    Int,
-    /// A floating-point number.
-    Float,
-    /// `true` or `false`.
-    Bool,
-    /// An ISO 8601 date and time.
-    Datetime,
-    /// A duration.
-    Timedelta,
-    /// A file, passed as its path.
-    File,
-    /// A directory, passed as its path.
-    Dir,
-}
+/// The type of a declared input or output: the sandbox's, so what the contract declares is what
+/// the sandbox passes and parses.
+pub use autocoder_sandbox::IoType;
 
-impl IoType {
-    /// Every type, in the order the help text lists them.
-    pub const ALL: [IoType; 8] = [
-        IoType::Str,
-        IoType::Int,
-        IoType::Float,
-        IoType::Bool,
-        IoType::Datetime,
-        IoType::Timedelta,
-        IoType::File,
-        IoType::Dir,
-    ];
+/// Every type, in the order the help text lists them.
+const ALL_TYPES: [IoType; 8] = [
+    IoType::Str,
+    IoType::Int,
+    IoType::Float,
+    IoType::Bool,
+    IoType::Datetime,
+    IoType::Timedelta,
+    IoType::File,
+    IoType::Dir,
+];
 
-    /// The name used on the command line and in prompts.
-    pub fn name(self) -> &'static str {
-        match self {
-            IoType::Str => "str",
-            IoType::Int => "int",
-            IoType::Float => "float",
-            IoType::Bool => "bool",
-            IoType::Datetime => "datetime",
-            IoType::Timedelta => "timedelta",
-            IoType::File => "file",
-            IoType::Dir => "dir",
+/// Parses a type name as users write it (`float`, `bool`, `file`; also `string`, `integer`,
+/// `boolean`, `duration`, `directory`).
+pub fn parse_type(text: &str) -> Result<IoType, LoopError> {
+    let ty = match text.trim().to_ascii_lowercase().as_str() {
+        "str" | "string" | "text" => IoType::Str,
+        "int" | "integer" => IoType::Int,
+        "float" | "number" => IoType::Float,
+        "bool" | "boolean" => IoType::Bool,
+        "datetime" => IoType::Datetime,
+        "timedelta" | "duration" => IoType::Timedelta,
+        "file" => IoType::File,
+        "dir" | "directory" => IoType::Dir,
+        _ => {
+            let known: Vec<&str> = ALL_TYPES.iter().map(|t| t.name()).collect();
+            return Err(LoopError::InvalidRequest(format!(
+                "unknown type `{text}`; use one of {}",
+                known.join(", ")
+            )));
         }
-    }
-
-    /// Whether values are paths (files or directories) rather than scalars.
-    pub fn is_path(self) -> bool {
-        matches!(self, IoType::File | IoType::Dir)
-    }
+    };
+    Ok(ty)
 }
 
-impl fmt::Display for IoType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for IoType {
-    type Err = LoopError;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let ty = match text.trim().to_ascii_lowercase().as_str() {
-            "str" | "string" | "text" => IoType::Str,
-            "int" | "integer" => IoType::Int,
-            "float" | "number" => IoType::Float,
-            "bool" | "boolean" => IoType::Bool,
-            "datetime" => IoType::Datetime,
-            "timedelta" | "duration" => IoType::Timedelta,
-            "file" => IoType::File,
-            "dir" | "directory" => IoType::Dir,
-            _ => {
-                let known: Vec<&str> = IoType::ALL.iter().map(|t| t.name()).collect();
-                return Err(LoopError::InvalidRequest(format!(
-                    "unknown type `{text}`; use one of {}",
-                    known.join(", ")
-                )));
-            }
-        };
-        Ok(ty)
-    }
+fn is_path(ty: IoType) -> bool {
+    matches!(ty, IoType::File | IoType::Dir)
 }
 
 /// One `NAME:TYPE` declaration as the user wrote it.
@@ -137,7 +93,7 @@ impl FromStr for Declaration {
         };
         Ok(Declaration {
             name: name.trim().to_owned(),
-            ty: ty.parse().map_err(|err| {
+            ty: parse_type(ty).map_err(|err| {
                 LoopError::InvalidRequest(format!("in `{text}`: {}", strip_prefix(&err)))
             })?,
         })
@@ -241,7 +197,9 @@ impl Contract {
                 Some(input) if input.ty != IoType::File => {
                     return Err(invalid(format!(
                         "sample `{}` is a file, but input `{}` is declared as {}",
-                        sample.name, sample.name, input.ty
+                        sample.name,
+                        sample.name,
+                        input.ty.name()
                     )));
                 }
                 Some(input) => {
@@ -316,7 +274,7 @@ fn check_input_name(name: &str) -> Result<(), LoopError> {
 }
 
 fn check_output_name(name: &str, ty: IoType) -> Result<(), LoopError> {
-    if ty.is_path() {
+    if is_path(ty) {
         let valid = !name.is_empty()
             && !name.starts_with('.')
             && !name.contains("..")

@@ -5,9 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use autocoder_sandbox::{
-    EnvCache, EnvSpec, IoType as SandboxIoType, RunOutcome, RunSpec, Sandbox, Value, parse_output,
-};
+use autocoder_sandbox::{EnvCache, EnvSpec, RunOutcome, RunSpec, Sandbox, Value, parse_output};
 
 use crate::LoopError;
 use crate::options::SandboxOptions;
@@ -25,19 +23,6 @@ pub struct RunOptions {
     pub sandbox: SandboxOptions,
     /// Where file and directory outputs are copied to (default: `RUN_DIR/outputs`).
     pub out_dir: Option<PathBuf>,
-}
-
-fn sandbox_type(ty: IoType) -> SandboxIoType {
-    match ty {
-        IoType::Str => SandboxIoType::Str,
-        IoType::Int => SandboxIoType::Int,
-        IoType::Float => SandboxIoType::Float,
-        IoType::Bool => SandboxIoType::Bool,
-        IoType::Datetime => SandboxIoType::Datetime,
-        IoType::Timedelta => SandboxIoType::Timedelta,
-        IoType::File => SandboxIoType::File,
-        IoType::Dir => SandboxIoType::Dir,
-    }
 }
 
 /// Parses a user's value for an input of type `ty`.
@@ -63,8 +48,11 @@ fn parse_input(name: &str, ty: IoType, text: &str) -> Result<Value, LoopError> {
                 Value::Dir(path)
             })
         }
-        _ => parse_output(name, sandbox_type(ty), text).map_err(|err| {
-            LoopError::InvalidRequest(format!("--{name} {text:?} is not a valid {ty}: {err}"))
+        _ => parse_output(name, ty, text).map_err(|err| {
+            LoopError::InvalidRequest(format!(
+                "--{name} {text:?} is not a valid {}: {err}",
+                ty.name()
+            ))
         }),
     }
 }
@@ -116,14 +104,16 @@ pub async fn run(
             (None, None) => {
                 return Err(LoopError::InvalidRequest(format!(
                     "input `{}` ({}) has no default; pass --{} VALUE",
-                    input.name, input.ty, input.name
+                    input.name,
+                    input.ty.name(),
+                    input.name
                 )));
             }
         };
         spec = spec.input(&input.name, value);
     }
     for output in &result.outputs {
-        spec = spec.output(&output.name, sandbox_type(output.ty));
+        spec = spec.output(&output.name, output.ty);
     }
     let mut outcome = sandbox.run(&spec).await?;
     let destination = options
