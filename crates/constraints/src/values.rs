@@ -81,15 +81,10 @@ pub(crate) fn number(text: &str) -> Option<Scalar> {
     }
 }
 
+/// An ISO date, alone or followed by the `T` or space of a datetime.
 fn looks_like_iso(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() >= 10
-        && b[..4].iter().all(u8::is_ascii_digit)
-        && b[4] == b'-'
-        && b[5..7].iter().all(u8::is_ascii_digit)
-        && b[7] == b'-'
-        && b[8..10].iter().all(u8::is_ascii_digit)
-        && (b.len() == 10 || matches!(b[10], b'T' | b' '))
+    autocoder_schema::looks_like_iso_date(s)
+        && (s.len() == 10 || matches!(s.as_bytes()[10], b'T' | b' '))
 }
 
 /// The items of a written list: `a, b or c`, `{a, b}`, `"x"; "y"`, `a | b`.

@@ -44,7 +44,8 @@ impl Scalar {
     }
 }
 
-fn looks_like_iso_date(s: &str) -> bool {
+/// Whether `s` starts with an ISO 8601 date (`YYYY-MM-DD`), as date and datetime bounds must.
+pub fn looks_like_iso_date(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() >= 10
         && b[..4].iter().all(u8::is_ascii_digit)

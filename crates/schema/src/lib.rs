@@ -25,7 +25,7 @@ mod pattern;
 mod python;
 mod table;
 
-pub use check::{Check, Scalar};
+pub use check::{Check, Scalar, looks_like_iso_date};
 pub use dtype::DataType;
 pub use error::SchemaError;
 pub use pandera::render_pandera;
