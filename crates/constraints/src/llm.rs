@@ -10,6 +10,7 @@
 //! Python.
 
 use autocoder_llm::{LlmClient, LlmError, Message};
+use autocoder_prompts::Prompts;
 use autocoder_schema::{Check, DataType, Pattern, Scalar, TableSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -23,7 +24,7 @@ use crate::{Constraint, Outcome, Source};
 /// The pipeline step name of the model call (the scripted server matches on it).
 pub const STEP: &str = "constraint";
 
-const TEMPLATE: &str = include_str!("../../../templates/constraints/rule.j2");
+const TEMPLATE: &str = "constraints/rule.j2";
 
 /// The kind of check the model chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -263,27 +264,32 @@ fn value_list(
         .map_err(|e| format!("`values` of `{name}`: {e}"))
 }
 
-/// The prompt for one rule.
-pub fn prompt(rule: &str, table: &TableSchema, parser_note: &str) -> Result<String, String> {
+/// The prompt for one rule, from `constraints/rule.j2` in `prompts`.
+pub fn prompt(
+    rule: &str,
+    table: &TableSchema,
+    parser_note: &str,
+    prompts: &Prompts,
+) -> Result<String, String> {
     let columns: Vec<_> = table
         .columns
         .iter()
-        .map(|c| minijinja::context! { name => c.name.clone(), dtype => c.dtype.name() })
+        .map(|c| serde_json::json!({"name": c.name, "dtype": c.dtype.name()}))
         .collect();
     let patterns: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
-    let env = minijinja::Environment::new();
-    env.render_str(
-        TEMPLATE,
-        minijinja::context! {
-            table => table.name.clone(),
-            columns => columns,
-            rule => rule,
-            parser_note => parser_note,
-            checks => CheckKind::ALL.to_vec(),
-            patterns => patterns,
-        },
-    )
-    .map_err(|e| format!("cannot render templates/constraints/rule.j2: {e}"))
+    prompts
+        .render(
+            TEMPLATE,
+            serde_json::json!({
+                "table": table.name,
+                "columns": columns,
+                "rule": rule,
+                "parser_note": parser_note,
+                "checks": CheckKind::ALL.to_vec(),
+                "patterns": patterns,
+            }),
+        )
+        .map_err(|e| e.to_string())
 }
 
 /// Reads every rule: the offline parser first, the model for what the parser does not
@@ -314,7 +320,7 @@ async fn ask_model(rule: &str, table: &TableSchema, note: &str, client: &LlmClie
         rule: rule.to_owned(),
         reason,
     };
-    let text = match prompt(rule, table, note) {
+    let text = match prompt(rule, table, note, client.prompts()) {
         Ok(text) => text,
         Err(reason) => return unapplied(reason),
     };

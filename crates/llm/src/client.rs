@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use autocoder_prompts::Prompts;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -27,6 +28,8 @@ pub struct LlmClient {
 
 pub(crate) struct Inner {
     pub(crate) config: LlmConfig,
+    /// The templates of the texts this crate adds (repair, retry, schema instruction).
+    pub(crate) prompts: Prompts,
     pub(crate) transport: Transport,
     pub(crate) mode: StructuredMode,
     /// OpenAI's own API (not a compatible server): it wants `max_completion_tokens`.
@@ -125,9 +128,14 @@ impl LlmClient {
             ),
             retry: config.retry,
         };
+        let prompts = match &config.prompts_dir {
+            Some(dir) => Prompts::with_overrides(dir)?,
+            None => Prompts::embedded()?,
+        };
         let openai_proper = provider == Provider::OpenAi && config.api_base.is_none();
         Ok(Self {
             inner: Arc::new(Inner {
+                prompts,
                 openai_proper,
                 config,
                 transport,
@@ -140,6 +148,12 @@ impl LlmClient {
                 cancel: CancellationToken::new(),
             }),
         })
+    }
+
+    /// The prompt templates (built in, with the configured overrides); other crates render
+    /// their prompts for this client through them too.
+    pub fn prompts(&self) -> &Prompts {
+        &self.inner.prompts
     }
 
     /// The configuration.

@@ -147,6 +147,9 @@ pub struct LlmConfig {
     pub replay: Option<PathBuf>,
     /// How structured output is asked for.
     pub structured_mode: StructuredMode,
+    /// A directory of prompt templates overriding the built-in ones by name
+    /// (`DIR/llm/json_repair.j2`, ...); see [`autocoder_prompts::Prompts::with_overrides`].
+    pub prompts_dir: Option<PathBuf>,
 }
 
 impl LlmConfig {
@@ -164,6 +167,7 @@ impl LlmConfig {
             record: None,
             replay: None,
             structured_mode: StructuredMode::Auto,
+            prompts_dir: None,
         }
     }
 

@@ -144,15 +144,10 @@ pub enum LlmError {
         /// What is wrong.
         message: String,
     },
-    /// A prompt template failed to render (a bug in `templates/llm/`).
-    #[error("template {name}: {source}")]
-    Template {
-        /// The template's file name.
-        name: &'static str,
-        /// The minijinja error.
-        #[source]
-        source: minijinja::Error,
-    },
+    /// A prompt template could not be loaded or rendered (a bug in `templates/llm/`, or in a
+    /// user's override of it).
+    #[error(transparent)]
+    Template(#[from] autocoder_prompts::PromptError),
     /// The call was cancelled through the client's cancellation token.
     #[error("step `{step}`: cancelled")]
     Cancelled {

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::client::CallShape;
 use crate::structured::{parse_answer, strict_schema_for};
-use crate::templates::{self, JSON_REPAIR, SCHEMA_INSTRUCTION, STRUCTURED_TOOL, VALIDATION_RETRY};
+use crate::templates::{JSON_REPAIR, SCHEMA_INSTRUCTION, STRUCTURED_TOOL, VALIDATION_RETRY};
 use crate::wire::ResponseFormat;
 use crate::{
     CallParams, Completion, FinishReason, LlmClient, LlmError, Message, Role, StructuredMode,
@@ -115,10 +115,10 @@ impl LlmClient {
         let mut response_format = None;
         match mode {
             StructuredMode::Tool => {
-                let description = templates::render(
-                    STRUCTURED_TOOL,
-                    minijinja::context! { name => name.clone() },
-                )?;
+                let description = self
+                    .inner
+                    .prompts
+                    .render(STRUCTURED_TOOL, serde_json::json!({ "name": name }))?;
                 tool_choice = ToolChoice::Tool(name.clone());
                 tools.push(ToolSpec {
                     name,
@@ -128,10 +128,10 @@ impl LlmClient {
             }
             StructuredMode::JsonMode => {
                 let pretty = serde_json::to_string_pretty(&schema).unwrap_or_default();
-                let instruction = templates::render(
-                    SCHEMA_INSTRUCTION,
-                    minijinja::context! { schema => pretty },
-                )?;
+                let instruction = self
+                    .inner
+                    .prompts
+                    .render(SCHEMA_INSTRUCTION, serde_json::json!({ "schema": pretty }))?;
                 add_instruction(&mut conversation, &instruction);
                 if self.inner.transport.wire == WireFormat::OpenAi {
                     response_format = Some(ResponseFormat::JsonObject);
@@ -173,10 +173,10 @@ impl LlmClient {
                     Err(reason) if !rejected => {
                         rejected = true;
                         tracing::info!(step, %reason, "structured answer rejected; asking again");
-                        let retry = templates::render(
-                            VALIDATION_RETRY,
-                            minijinja::context! { reason => reason },
-                        )?;
+                        let retry = self
+                            .inner
+                            .prompts
+                            .render(VALIDATION_RETRY, serde_json::json!({ "reason": reason }))?;
                         conversation.push(Message::assistant(raw));
                         conversation.push(Message::user(retry));
                         call_step = format!("{step}/retry");
@@ -206,9 +206,9 @@ impl LlmClient {
             }
             repaired = true;
             tracing::info!(step, %error, "structured answer did not parse; asking for a repair");
-            let repair = templates::render(
+            let repair = self.inner.prompts.render(
                 JSON_REPAIR,
-                minijinja::context! { error => error, truncated => truncated },
+                serde_json::json!({ "error": error, "truncated": truncated }),
             )?;
             conversation.push(Message::assistant(raw));
             conversation.push(Message::user(repair));

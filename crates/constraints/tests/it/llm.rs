@@ -236,3 +236,39 @@ fn regexes_we_accept_compile_in_python_re_too() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn the_rule_prompt_lists_columns_checks_and_the_parsers_note() {
+    let prompts = autocoder_prompts::Prompts::embedded().unwrap();
+    let text = autocoder_constraints::llm::prompt(
+        FOR_THE_MODEL,
+        &orders_table(),
+        "no check word found",
+        &prompts,
+    )
+    .unwrap();
+    insta::assert_snapshot!("rule_prompt", text);
+}
+
+#[tokio::test]
+async fn a_users_template_override_reaches_the_rule_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("constraints")).unwrap();
+    std::fs::write(
+        dir.path().join("constraints/rule.j2"),
+        "RULE {{ rule }} ON {{ table }}",
+    )
+    .unwrap();
+    let server = server(vec![answer(&["quantity"], "ge", json!({"value": "1"}))]).await;
+    let mut config = LlmConfig::new(ModelSpec::parse("openai/gpt-4.1").unwrap());
+    config.api_base = Some(server.base_url());
+    config.prompts_dir = Some(dir.path().to_owned());
+    let client = LlmClient::new_with_env(config, |_| Some("sk-test".to_owned())).unwrap();
+    let rules = vec![FOR_THE_MODEL.to_owned()];
+    read_rules(&rules, &orders_table(), &client).await;
+    let sent = &server.requests()[0].body["messages"][0]["content"];
+    assert_eq!(
+        sent.as_str(),
+        Some(format!("RULE {FOR_THE_MODEL} ON {}", orders_table().name).as_str())
+    );
+}

@@ -282,3 +282,29 @@ async fn overrides_cannot_switch_off_structured_output() {
     assert_eq!(body["max_tokens"], 300);
     assert_eq!(body["response_format"]["type"], "json_schema");
 }
+
+#[tokio::test]
+async fn a_users_template_override_words_the_repair_request() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("llm")).unwrap();
+    std::fs::write(
+        dir.path().join("llm/json_repair.j2"),
+        "FIX IT ({{ truncated }}): {{ error }}",
+    )
+    .unwrap();
+    let server = server(vec![
+        Entry::step("plan", Reply::Text("{\"steps\": [".into())),
+        Entry::step("plan/repair", Reply::Json(plan_json())),
+    ])
+    .await;
+    let mut config = config(&server, "openai/gpt-4.1");
+    config.prompts_dir = Some(dir.path().to_owned());
+    let client = client(config);
+    client
+        .structured::<Plan>("plan", &[Message::user("Plan it.")])
+        .await
+        .unwrap();
+    let repair = &server.requests()[1].body;
+    let sent = repair["messages"][2]["content"].as_str().unwrap();
+    assert!(sent.starts_with("FIX IT (False): "), "{sent}");
+}
