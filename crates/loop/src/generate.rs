@@ -18,9 +18,10 @@ use crate::LoopError;
 use crate::data::{self, DataOptions};
 use crate::options::{CacheMode, GenerateOptions};
 use crate::prompt::{TaskView, render};
+use crate::reclassify::mask_addresses;
 use crate::request::{Contract, IoType, OUTPUTS_DIR};
 use crate::rundir::{
-    EnvironmentRecord, GenerationResult, IterationRecord, RESULT_FORMAT_VERSION, RunDir,
+    EnvironmentRecord, GenerationResult, IterationRecord, RESULT_FORMAT_VERSION, RunDir, StepUsage,
 };
 use crate::session::{Action, Event, Session, TestOutcome, TestResult, TestRun};
 use crate::splice::{function_name, function_source};
@@ -252,6 +253,19 @@ impl Record<'_> {
                 output_tokens: total.usage.output_tokens,
             },
             model_calls: u32::try_from(total.calls).unwrap_or(u32::MAX),
+            steps: client
+                .usage_by_step()
+                .into_iter()
+                .map(|(step, total)| {
+                    let usage = StepUsage {
+                        calls: total.calls,
+                        input_tokens: total.usage.input_tokens,
+                        output_tokens: total.usage.output_tokens,
+                        seconds: total.latency.as_secs_f64(),
+                    };
+                    (step, usage)
+                })
+                .collect(),
             seconds: started.elapsed().as_secs_f64(),
             iterations,
         };
@@ -391,7 +405,10 @@ impl Driver<'_> {
                     usage,
                 })
             }
-            Action::WriteTests { notes } => steps.tests(&notes).await,
+            Action::WriteTests { notes } => {
+                let code = session.code().filter(|_| self.options.tests_see_code);
+                steps.tests(&notes, code).await
+            }
             Action::PrepareEnvironment { packages } => self.prepare(&packages).await,
             Action::ReplacePackage { package, error } => {
                 steps.replace_package(&package, &error, &self.imports).await
@@ -599,7 +616,7 @@ fn to_test_run(report: &TestReport) -> TestRun {
         .map(|c| TestResult {
             id: c.path.clone(),
             outcome: TestOutcome::CollectionError,
-            output: c.message.clone(),
+            output: mask_addresses(&c.message),
         })
         .collect();
     results.extend(report.tests.iter().map(|t| TestResult {
@@ -612,7 +629,7 @@ fn to_test_run(report: &TestReport) -> TestRun {
             Outcome::XFailed => TestOutcome::XFailed,
             Outcome::XPassed => TestOutcome::XPassed,
         },
-        output: t.message.clone(),
+        output: mask_addresses(&t.message),
     }));
     let output = format!("{}{}", report.stdout, report.stderr);
     if report.timed_out || report.memory_exceeded {

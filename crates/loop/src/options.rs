@@ -91,6 +91,9 @@ pub struct GenerateOptions {
     pub sandbox: SandboxOptions,
     /// A directory of prompt templates overriding the embedded ones by name.
     pub prompts_dir: Option<PathBuf>,
+    /// Show the script to the test writer (by default the tests are written from the task, the
+    /// data and the contract alone, which catches more bugs).
+    pub tests_see_code: bool,
     /// The model name, as the user gave it (recorded in the result).
     pub model: String,
 }

@@ -92,6 +92,16 @@ pub fn normalise_error(output: &str) -> String {
     DURATION.replace_all(&text, "?s").into_owned()
 }
 
+static MEMORY_ADDRESS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b0x[0-9a-fA-F]{8,16}\b").unwrap_or_else(|_| unreachable!()));
+
+/// A test's report with object addresses (`<Foo object at 0x7f3a...>`) masked: the only part
+/// of a failure that changes from run to run in the same sandbox, so prompts (and recordings
+/// keyed by them) stay the same for the same failure.
+pub fn mask_addresses(output: &str) -> String {
+    MEMORY_ADDRESS.replace_all(output, "0x…").into_owned()
+}
+
 /// Where a failure goes this round, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Route {
@@ -192,6 +202,10 @@ mod tests {
             Signature::new("test_total[a]", &again)
         );
         assert_eq!(normalise_error(FAILURE), "AssertionError: assert 12 == 10");
+        assert_eq!(
+            mask_addresses("E  <Frame object at 0x7f3a9c2b1d60> != 0x10"),
+            "E  <Frame object at 0x…> != 0x10"
+        );
         assert_eq!(
             normalise_error(
                 "Traceback\n  File \"/work/solution.py\", line 3\nKeyError: <object at 0x7f3a>"

@@ -53,9 +53,23 @@ pub struct IterationRecord {
     pub error_types: BTreeMap<String, String>,
     /// What changed afterwards.
     pub changes: Vec<String>,
-    /// Tokens spent in this iteration.
+    /// Tokens spent after this test run and before the next one (diagnosis and fixes); the
+    /// calls before the first run are in [`GenerationResult::steps`].
     pub tokens: u64,
     /// Seconds spent in this iteration.
+    pub seconds: f64,
+}
+
+/// What one pipeline step cost, over all its calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepUsage {
+    /// Model calls answered.
+    pub calls: u64,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Seconds spent waiting for the model.
     pub seconds: f64,
 }
 
@@ -104,6 +118,11 @@ pub struct GenerationResult {
     pub tokens: Usage,
     /// Model calls made.
     pub model_calls: u32,
+    /// Calls, tokens and time per step (`plan`, `code`, `tests`, `diagnose`, `fix_code`,
+    /// `fix_tests`, `replace_package`, `constraints`; `<step>/repair` and `<step>/retry` for
+    /// the extra rounds of a structured answer).
+    #[serde(default)]
+    pub steps: BTreeMap<String, StepUsage>,
     /// Seconds, start to finish.
     pub seconds: f64,
     /// Per test run.

@@ -87,9 +87,15 @@ impl Steps<'_> {
         Ok((answer, usage))
     }
 
-    pub(crate) async fn tests(&self, notes: &[String]) -> Result<Event, LoopError> {
+    /// The test file; `code` is the script when the test writer may see it.
+    pub(crate) async fn tests(
+        &self,
+        notes: &[String],
+        code: Option<&str>,
+    ) -> Result<Event, LoopError> {
+        let context = json!({"notes": notes, "code": code});
         let (answer, usage) = self
-            .ask_checked::<TestsAnswer>("tests", "loop/tests.j2", json!({"notes": notes}), |a| {
+            .ask_checked::<TestsAnswer>("tests", "loop/tests.j2", context, |a| {
                 looks_like_python(&a.tests, "tests", "the whole test file", "def test")
             })
             .await?;

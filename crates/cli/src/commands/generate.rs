@@ -52,8 +52,13 @@ pub(crate) struct ModelArgs {
 }
 
 impl ModelArgs {
-    /// A client for these arguments, logging its conversation to `log` when given.
-    pub(crate) fn client(&self, log: Option<PathBuf>) -> anyhow::Result<LlmClient> {
+    /// A client for these arguments, logging its conversation to `log` when given and taking
+    /// prompt templates from `prompts_dir` where it has them.
+    pub(crate) fn client(
+        &self,
+        log: Option<PathBuf>,
+        prompts_dir: Option<PathBuf>,
+    ) -> anyhow::Result<LlmClient> {
         let model = ModelSpec::parse(&self.model).context("--model")?;
         let mut config = LlmConfig::new(model);
         config.api_base.clone_from(&self.api_base);
@@ -66,6 +71,7 @@ impl ModelArgs {
             ..CallParams::default()
         };
         config.conversation_log = log;
+        config.prompts_dir = prompts_dir;
         config.record.clone_from(&self.record);
         config.replay.clone_from(&self.replay);
         Ok(LlmClient::new(config)?)
@@ -124,6 +130,10 @@ pub(crate) struct GenerateArgs {
     /// A directory of prompt templates overriding the built-in ones by name.
     #[arg(long, value_name = "DIR")]
     prompts_dir: Option<PathBuf>,
+    /// Show the script to the test writer (by default it writes the tests from the task, the
+    /// data and the contract alone).
+    #[arg(long)]
+    tests_see_code: bool,
     #[command(flatten)]
     sandbox: SandboxArgs,
 }
@@ -242,9 +252,13 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         out_dir: out.clone(),
         sandbox: args.sandbox.options()?,
         prompts_dir: args.prompts_dir.clone(),
+        tests_see_code: args.tests_see_code,
         model: args.model.model.clone(),
     };
-    let client = args.model.client(Some(out.join("conversation.jsonl")))?;
+    let client = args.model.client(
+        Some(out.join("conversation.jsonl")),
+        args.prompts_dir.clone(),
+    )?;
     let live = live_view(global.quiet || args.json);
     let on_progress = |progress: &Progress| {
         let status = describe(progress);

@@ -259,6 +259,56 @@ async fn a_logic_error_is_fixed_by_a_code_edit() {
 }
 
 #[tokio::test]
+async fn tokens_are_booked_per_step_and_per_iteration() {
+    let f = fixture(vec![
+        plan().with_usage(100, 10),
+        code(&script(BAD)).with_usage(200, 20),
+        test_file(&tests("25.5")).with_usage(300, 30),
+        diagnosis("logic", &[]).with_usage(400, 40),
+        code_fix().with_usage(500, 50),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    let per_step: Vec<(&str, u64, u64, u64)> = result
+        .steps
+        .iter()
+        .map(|(step, u)| (step.as_str(), u.calls, u.input_tokens, u.output_tokens))
+        .collect();
+    assert_eq!(
+        per_step,
+        [
+            ("code", 1, 200, 20),
+            ("diagnose", 1, 400, 40),
+            ("fix_code", 1, 500, 50),
+            ("plan", 1, 100, 10),
+            ("tests", 1, 300, 30),
+        ]
+    );
+    assert_eq!(result.tokens.input_tokens, 1_500);
+    assert_eq!(result.tokens.output_tokens, 150);
+    // Run 1 was followed by the diagnosis and the code fix; run 2 passed and cost nothing.
+    let per_run: Vec<u64> = result.iterations.iter().map(|i| i.tokens).collect();
+    assert_eq!(per_run, [400 + 40 + 500 + 50, 0]);
+}
+
+#[tokio::test]
+async fn the_test_writer_sees_the_code_only_when_asked() {
+    let f = fixture(vec![plan(), code(&script(GOOD)), test_file(&tests("25.5"))]).await;
+    let options = GenerateOptions {
+        tests_see_code: true,
+        ..f.options()
+    };
+    let result = f.generate(&options).await;
+    assert!(result.success, "{result:#?}");
+    let tests_request = f.server.requests()[2].body.to_string();
+    assert!(
+        tests_request.contains("total_revenue"),
+        "the tests prompt carries the script"
+    );
+}
+
+#[tokio::test]
 async fn a_wrong_test_is_fixed_by_a_test_patch() {
     let fixed = "def test_total_is_revenue(run_solution):\n    result = run_solution()\n    assert result.outputs[\"total\"] == pytest.approx(25.5)\n";
     let f = fixture(vec![

@@ -92,13 +92,31 @@ fn plan_code_and_tests_prompts() {
         "code",
         render(&prompts, "loop/code.j2", &view, json!({"plan": plan(), "notes": ["the package `sklearn` does not exist and has no replacement: write the script without it"]})).unwrap()
     );
-    let tests_text = render(&prompts, "loop/tests.j2", &view, json!({"notes": []})).unwrap();
+    let tests_text = render(
+        &prompts,
+        "loop/tests.j2",
+        &view,
+        json!({"notes": [], "code": null}),
+    )
+    .unwrap();
     assert!(tests_text.contains("`total` as a Python float, `by_region.csv` as a `pathlib.Path`"));
     assert!(
         !tests_text.contains("def "),
         "the test writer must not see code"
     );
     insta::assert_snapshot!("tests", tests_text);
+    let shown = render(
+        &prompts,
+        "loop/tests.j2",
+        &view,
+        json!({"notes": [], "code": "def total(rows):\n    return 1\n"}),
+    )
+    .unwrap();
+    assert!(
+        shown.contains("```python\ndef total(rows):\n    return 1\n"),
+        "with --tests-see-code the test writer sees the script: {shown}"
+    );
+    assert!(!shown.contains("You will not see the script"));
 }
 
 #[test]
