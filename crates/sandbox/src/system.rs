@@ -53,8 +53,8 @@ pub(crate) fn sys_image_for(cfg: &DockerConfig, packages: &[String]) -> Option<S
 
 /// The shell script the build container runs. The names were checked by
 /// [`crate::env::check_system_package`], so they need no quoting. Each must be a name apt knows
-/// exactly: `apt-get install` takes an unknown name with `.` or `+` as a pattern (`x++` would
-/// match every package).
+/// exactly (virtual packages included, so apt can say what provides them): `apt-get install`
+/// takes an unknown name with `.` or `+` as a pattern (`x++` would match every package).
 fn install_script(packages: &[String]) -> String {
     let names = packages.join(" ");
     format!(
@@ -62,7 +62,7 @@ fn install_script(packages: &[String]) -> String {
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
 if ! ls /var/lib/apt/lists | grep -q '_Packages'; then echo '{NO_LISTS_MARKER} (no network, or the mirror in /etc/apt/sources.list is unreachable)' >&2; exit 100; fi
-apt-cache pkgnames > /tmp/autocoder-names
+apt-cache pkgnames --all-names > /tmp/autocoder-names
 for p in {names}; do grep -qxF -- \"$p\" /tmp/autocoder-names || {{ echo \"E: Unable to locate package $p\" >&2; exit 100; }}; done
 rm -f /tmp/autocoder-names
 apt-get install -y --no-install-recommends -- {names}
@@ -72,14 +72,21 @@ rm -rf /var/lib/apt/lists/*
     )
 }
 
-/// What apt said about a missing package: the lines after its dependency resolution began
-/// (`Package python is not available ... However the following packages replace it: ...`).
+/// What apt said about a missing package: the lines after it last read its lists
+/// (`Package python is not available ... However the following packages replace it: ...`), not
+/// the download log of `apt-get update`.
 fn apt_explanation(output: &str) -> String {
     let lines: Vec<&str> = output.trim_end().lines().collect();
     let start = lines
         .iter()
         .rposition(|l| {
-            l.starts_with("Reading state information") || l.starts_with("Building dependency tree")
+            [
+                "Reading package lists",
+                "Building dependency tree",
+                "Reading state information",
+            ]
+            .iter()
+            .any(|m| l.starts_with(m))
         })
         .map_or(0, |i| i + 1);
     let kept = &lines[start..];
@@ -370,6 +377,11 @@ mod tests {
     #[test]
     fn apt_explanation_keeps_what_apt_said_about_the_package() {
         let output = "Hit:1 http://deb.debian.org/debian bookworm InRelease\nReading package lists...\nReading package lists...\nBuilding dependency tree...\nReading state information...\nPackage python is not available, but is referred to by another package.\nHowever the following packages replace it:\n  python-is-python3 2to3\n\nE: Package 'python' has no installation candidate\n";
+        let own_check = "Get:1 http://deb.debian.org/debian bookworm InRelease [151 kB]\nFetched 6258 kB in 3s (2299 kB/s)\nReading package lists...\nE: Unable to locate package no-such-package-xyz\n";
+        assert_eq!(
+            apt_explanation(own_check),
+            "E: Unable to locate package no-such-package-xyz"
+        );
         assert_eq!(
             apt_explanation(output),
             "Package python is not available, but is referred to by another package.\nHowever the following packages replace it:\n  python-is-python3 2to3\nE: Package 'python' has no installation candidate"

@@ -120,10 +120,22 @@ async fn docker_reports_an_unknown_system_package() {
         matches!(&err, SandboxError::SystemPackageNotFound { package, .. } if package == "no-such-package-xyz"),
         "{err}"
     );
-    // A run asks for the same image and fails the same way.
-    let err = run(&sandbox, env, "pass").await.unwrap_err();
+    // A run asks for the same image and fails the same way. A name apt would take as a pattern
+    // (`x++` matches every package) is refused as unknown, not expanded.
+    let err = run(&sandbox, env_with(&["x++"]).await, "pass")
+        .await
+        .unwrap_err();
     assert!(
-        matches!(&err, SandboxError::SystemPackageNotFound { .. }),
+        matches!(&err, SandboxError::SystemPackageNotFound { package, .. } if package == "x++"),
+        "{err}"
+    );
+    // A virtual package: apt's explanation (what provides it) is kept.
+    let err = sandbox
+        .prepare(&env_with(&["awk"]).await)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, SandboxError::SystemPackageNotFound { package, message } if package == "awk" && message.contains("mawk")),
         "{err}"
     );
 }
