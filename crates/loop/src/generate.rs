@@ -385,6 +385,16 @@ impl Driver<'_> {
                 session.abort(format!("the model's answer stayed unusable: {err}"));
                 Ok(None)
             }
+            // A Debian package that is malformed, unknown to apt, or missing on the host of a
+            // backend that cannot install it: the run ends as a failure that says which and why.
+            Err(LoopError::Sandbox(
+                err @ (SandboxError::BadSystemPackage { .. }
+                | SandboxError::SystemPackageNotFound { .. }
+                | SandboxError::SystemPackagesUnavailable { .. }),
+            )) => {
+                session.abort(format!("the environment could not be prepared: {err}"));
+                Ok(None)
+            }
             Err(err) => Err(err),
         }
     }
@@ -505,7 +515,8 @@ impl Driver<'_> {
     }
 
     async fn prepare(&mut self, packages: &[String]) -> Result<Event, LoopError> {
-        let spec = EnvSpec::new(packages)?;
+        let system: Vec<&String> = self.system_packages.iter().collect();
+        let spec = EnvSpec::new(packages)?.with_system_packages(&system)?;
         if self.options.sandbox.cache == CacheMode::Override {
             let id = spec.id(self.interpreter);
             let dir = self.cache.dir().join(&id.0);
@@ -519,6 +530,8 @@ impl Driver<'_> {
         }
         match self.cache.ensure(&spec).await {
             Ok(env) => {
+                // Docker: the image with the system packages; host backends: check them.
+                self.sandbox.prepare(&env).await?;
                 self.env = Some(env);
                 Ok(Event::EnvironmentReady)
             }

@@ -1,5 +1,6 @@
 //! Running a generated script on real data: `autocoder run RUN_DIR --NAME VALUE ...`. The
-//! environment is the one the tests passed in (rebuilt from the cache by its package set), the
+//! environment is the one the tests passed in (rebuilt from the cache by its package set; with
+//! Docker the same image, system packages included), the
 //! samples are the defaults, and overrides are parsed by their declared type.
 
 use std::collections::BTreeMap;
@@ -89,7 +90,8 @@ pub async fn run(
             .clone()
             .unwrap_or_else(EnvCache::default_dir),
     );
-    let env = cache.ensure(&EnvSpec::new(&result.packages)?).await?;
+    let spec = EnvSpec::new(&result.packages)?.with_system_packages(&result.system_packages)?;
+    let env = cache.ensure(&spec).await?;
     let script = run_dir.join("solution.py");
     let work = tempfile::tempdir()
         .map_err(|err| LoopError::Data(format!("cannot create a temporary directory: {err}")))?;

@@ -80,8 +80,16 @@ impl EnvCache {
         &self.dir
     }
 
-    /// Returns the environment for `spec`, building it first when it is not cached.
+    /// Returns the environment for `spec`, building it first when it is not cached. Its
+    /// [`Env::system_packages`] are the spec's: they are installed (Docker) or checked (host
+    /// backends) by the [`crate::Sandbox`], not here.
     pub async fn ensure(&self, spec: &EnvSpec) -> Result<Env, SandboxError> {
+        let mut env = self.ensure_venv(spec).await?;
+        env.system_packages.clone_from(&spec.system_packages);
+        Ok(env)
+    }
+
+    async fn ensure_venv(&self, spec: &EnvSpec) -> Result<Env, SandboxError> {
         let interpreter = Interpreter::probe_cached(&spec.python.command()).await?;
         let id = spec.id(&interpreter);
         let root = self.dir.join(&id.0);
@@ -136,6 +144,7 @@ impl EnvCache {
             python: root.join("bin").join("python"),
             base_prefix: base.base_prefix,
             python_version: base.version,
+            system_packages: Vec::new(),
             resolved,
             freshly_built: false,
         };

@@ -32,6 +32,9 @@ pub struct DockerConfig {
     pub mirror: String,
     /// Where the root file system is kept between builds.
     pub rootfs_cache: PathBuf,
+    /// The network of the one container that has any: the one installing system packages with
+    /// apt (`bridge`, Docker's default; `host` where the bridge has no route out).
+    pub build_network: String,
 }
 
 impl Default for DockerConfig {
@@ -46,6 +49,7 @@ impl Default for DockerConfig {
             suite,
             mirror: "http://deb.debian.org/debian".into(),
             rootfs_cache,
+            build_network: "bridge".into(),
         }
     }
 }
@@ -413,7 +417,7 @@ pub(crate) async fn run(
     ))
 }
 
-async fn logs(docker: &Docker, name: &str, cap: usize) -> (String, String) {
+pub(crate) async fn logs(docker: &Docker, name: &str, cap: usize) -> (String, String) {
     let options = LogsOptions {
         stdout: true,
         stderr: true,

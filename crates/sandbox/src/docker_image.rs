@@ -1,6 +1,8 @@
 //! Docker images per environment, built locally once and reused: the interpreter's installation
-//! goes into `autocoder/python:<version>-<hash>` (on the base image, shared by every environment
-//! on that interpreter), the environment into [`docker_image_for`] (on the interpreter's image).
+//! goes into `autocoder/python:<version>-<hash>` (on the base image, or on the system package
+//! layer `autocoder/sys:<hash>` when the environment asks for Debian packages; shared by every
+//! environment on that interpreter and layer), the environment into [`docker_image_for`] (on the
+//! interpreter's image).
 //! Both keep the host paths, so the virtual environment's links and `pyvenv.cfg` stay valid and
 //! runs need no mount of the environment.
 
@@ -22,10 +24,18 @@ use crate::exec;
 /// `autocoder/env:py3.11-<hash>`.
 pub const ENV_IMAGE_REPO: &str = "autocoder/env";
 
-/// The tag of the Docker image that holds `env` (`autocoder/env:<env id>`), e.g. for a run's
-/// record. [`crate::Sandbox::prepare_docker_image`] builds it; Docker runs build it on demand.
+/// The tag of the Docker image that holds `env` (`autocoder/env:<env id>`, or
+/// `autocoder/env:<env id>-sys<hash>` with system packages), e.g. for a run's record.
+/// [`crate::Sandbox::prepare_docker_image`] builds it; Docker runs build it on demand.
 pub fn docker_image_for(env: &Env) -> String {
-    format!("{ENV_IMAGE_REPO}:{}", env.id)
+    if env.system_packages.is_empty() {
+        return format!("{ENV_IMAGE_REPO}:{}", env.id);
+    }
+    format!(
+        "{ENV_IMAGE_REPO}:{}-sys{:016x}",
+        env.id,
+        fnv1a64(env.system_packages.join("\n").as_bytes())
+    )
 }
 
 /// A local Docker image holding an environment.
@@ -39,8 +49,9 @@ pub struct DockerImage {
     pub built: bool,
 }
 
-/// The image with the interpreter's installation (`base_prefix`) for `env`.
-fn python_image_for(env: &Env) -> String {
+/// The image with the interpreter's installation (`base_prefix`) for `env`, on `below` (the
+/// system package layer, if any; the tag of one without stays what it always was).
+fn python_image_for(env: &Env, below: Option<&str>) -> String {
     // Tags allow letters, digits, `_`, `.` and `-` only (a version may read `3.14.0+`).
     let version: String = env
         .python_version
@@ -53,18 +64,20 @@ fn python_image_for(env: &Env) -> String {
             }
         })
         .collect();
-    format!(
-        "autocoder/python:{version}-{:016x}",
-        fnv1a64(env.base_prefix.as_os_str().as_encoded_bytes())
-    )
+    let mut key = env.base_prefix.as_os_str().as_encoded_bytes().to_vec();
+    if let Some(below) = below {
+        key.push(b'\n');
+        key.extend_from_slice(below.as_bytes());
+    }
+    format!("autocoder/python:{version}-{:016x}", fnv1a64(&key))
 }
 
 /// Labels recording what an image was built from; a mismatch means rebuild.
-const FROM_LABEL: &str = "autocoder.from";
+pub(crate) const FROM_LABEL: &str = "autocoder.from";
 const PATH_LABEL: &str = "autocoder.path";
 
-/// Makes sure the environment's image exists (building the base and interpreter images first when
-/// needed) and returns it.
+/// Makes sure the environment's image exists (building the base, system package and interpreter
+/// images first when needed) and returns it.
 pub(crate) async fn ensure_env_image(
     docker: &Docker,
     cfg: &DockerConfig,
@@ -74,11 +87,13 @@ pub(crate) async fn ensure_env_image(
         refuse_hidden_path(p)?;
     }
     docker::ensure_base_image(docker, cfg).await?;
+    let sys = crate::system::ensure_sys_image(docker, cfg, &env.system_packages).await?;
+    let below = sys.as_ref().map(|s| s.tag.as_str());
     let python = ensure_layer(
         docker,
         cfg,
-        &cfg.base_image,
-        &python_image_for(env),
+        below.unwrap_or(&cfg.base_image),
+        &python_image_for(env, below),
         &env.base_prefix,
         &interpreter_excludes(env),
     )
@@ -153,13 +168,7 @@ async fn ensure_layer(
     if let Some(image) = reusable(docker, tag, &want).await {
         return Ok(image);
     }
-    std::fs::create_dir_all(&cfg.rootfs_cache)
-        .map_err(SandboxError::io("creating", &cfg.rootfs_cache))?;
-    let slug = tag.replace([':', '/'], "_");
-    let lock_path = cfg.rootfs_cache.join(format!("{slug}.lock"));
-    let _lock = tokio::task::spawn_blocking(move || crate::cache::lock_exclusive(&lock_path))
-        .await
-        .map_err(|e| SandboxError::Task(e.to_string()))??;
+    let (slug, _lock) = lock_tag(cfg, tag).await?;
     if let Some(image) = reusable(docker, tag, &want).await {
         return Ok(image);
     }
@@ -184,6 +193,22 @@ async fn ensure_layer(
     })
 }
 
+/// Takes the build lock of the image `tag` (waiting for a concurrent builder); returns the tag as
+/// a file name and the lock, held until dropped.
+pub(crate) async fn lock_tag(
+    cfg: &DockerConfig,
+    tag: &str,
+) -> Result<(String, std::fs::File), SandboxError> {
+    std::fs::create_dir_all(&cfg.rootfs_cache)
+        .map_err(SandboxError::io("creating", &cfg.rootfs_cache))?;
+    let slug = tag.replace([':', '/'], "_");
+    let lock_path = cfg.rootfs_cache.join(format!("{slug}.lock"));
+    let lock = tokio::task::spawn_blocking(move || crate::cache::lock_exclusive(&lock_path))
+        .await
+        .map_err(|e| SandboxError::Task(e.to_string()))??;
+    Ok((slug, lock))
+}
+
 /// A container of `from` with the tar `tar` unpacked at `/`, committed as `tag` with `labels`;
 /// returns the new image's id. The container is removed on every path.
 async fn commit_copy(
@@ -192,7 +217,7 @@ async fn commit_copy(
     tag: &str,
     slug: &str,
     tar: &Path,
-    mut labels: HashMap<String, String>,
+    labels: HashMap<String, String>,
 ) -> Result<String, SandboxError> {
     // A container of this name can only be left by a build that was killed: we hold the lock.
     let name = format!("autocoder-build-{slug}");
@@ -237,9 +262,22 @@ async fn commit_copy(
                 tar.display()
             ))
         })?;
+    let committed = commit(docker, &name, tag, labels).await;
+    docker::remove(docker, &name).await;
+    guard.disarm();
+    committed
+}
+
+/// Commits the (stopped) container `name` as `tag` with `labels`; returns the image's id.
+pub(crate) async fn commit(
+    docker: &Docker,
+    name: &str,
+    tag: &str,
+    mut labels: HashMap<String, String>,
+) -> Result<String, SandboxError> {
     let (repo, version) = tag.rsplit_once(':').unwrap_or((tag, "latest"));
     let commit = CommitContainerOptions {
-        container: Some(name.clone()),
+        container: Some(name.to_owned()),
         repo: Some(repo.into()),
         tag: Some(version.into()),
         pause: false,
@@ -252,13 +290,11 @@ async fn commit_copy(
         labels: Some(labels),
         ..Default::default()
     };
-    let committed = docker
+    docker
         .commit_container(commit, config)
         .await
-        .map_err(|e| docker::unavailable(format!("committing the image {tag} failed: {e}")));
-    docker::remove(docker, &name).await;
-    guard.disarm();
-    Ok(committed?.id)
+        .map(|c| c.id)
+        .map_err(|e| docker::unavailable(format!("committing the image {tag} failed: {e}")))
 }
 
 /// A tar of the host directory `path` (minus `excludes`), owned by root and readable by all.
@@ -296,12 +332,12 @@ async fn pack(
     Ok(tar_file)
 }
 
-async fn image_id(docker: &Docker, tag: &str) -> Option<String> {
+pub(crate) async fn image_id(docker: &Docker, tag: &str) -> Option<String> {
     docker.inspect_image(tag).await.ok().and_then(|i| i.id)
 }
 
 /// The image `tag` when it exists with the `want`ed labels.
-async fn reusable(
+pub(crate) async fn reusable(
     docker: &Docker,
     tag: &str,
     want: &HashMap<String, String>,
@@ -347,6 +383,7 @@ mod tests {
             python: "/cache/envs/py3.14-00000000000000ff/bin/python".into(),
             base_prefix: "/opt/python".into(),
             python_version: version.into(),
+            system_packages: Vec::new(),
             resolved: Vec::new(),
             freshly_built: false,
         }
@@ -358,8 +395,22 @@ mod tests {
             docker_image_for(&env("3.14.0")),
             "autocoder/env:py3.14-00000000000000ff"
         );
-        let python = python_image_for(&env("3.14.0+"));
+        let python = python_image_for(&env("3.14.0+"), None);
         assert!(python.starts_with("autocoder/python:3.14.0_-"), "{python}");
+        // Images built before system packages existed keep their tags.
+        assert_eq!(
+            python_image_for(&env("3.14.0"), None),
+            "autocoder/python:3.14.0-".to_owned() + &format!("{:016x}", fnv1a64(b"/opt/python"))
+        );
+        let on_sys = python_image_for(&env("3.14.0"), Some("autocoder/sys:00000000000000aa"));
+        assert_ne!(on_sys, python_image_for(&env("3.14.0"), None));
+        let mut with_jq = env("3.14.0");
+        with_jq.system_packages = vec!["jq".into()];
+        let tag = docker_image_for(&with_jq);
+        assert!(
+            tag.starts_with("autocoder/env:py3.14-00000000000000ff-sys") && tag.len() <= 128,
+            "{tag}"
+        );
         let excluded = interpreter_excludes(&env("3.14.0"));
         assert_eq!(
             excluded[1],

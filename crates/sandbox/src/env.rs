@@ -77,14 +77,39 @@ impl fmt::Display for Requirement {
 /// The packages every environment gets, so tests can run in it.
 pub const BASE_PACKAGES: &[&str] = &["pytest"];
 
+/// Checks that `name` is a Debian package name (`[a-z0-9][a-z0-9+.-]+`, no version, no
+/// architecture); surrounding spaces are trimmed.
+pub fn check_system_package(name: &str) -> Result<String, SandboxError> {
+    let name = name.trim();
+    let mut chars = name.chars();
+    let ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name.len() >= 2
+        && chars
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '+' | '.' | '-'));
+    if ok {
+        Ok(name.to_owned())
+    } else {
+        Err(SandboxError::BadSystemPackage {
+            package: name.to_owned(),
+        })
+    }
+}
+
 /// What to build: an interpreter plus a package set (the base packages are added by
-/// [`EnvSpec::new`]).
+/// [`EnvSpec::new`]), and the Debian packages the code needs beyond Python.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvSpec {
     /// The interpreter the environment is built on.
     pub python: PythonSpec,
     /// The packages, sorted and without duplicates.
     pub packages: Vec<Requirement>,
+    /// Debian packages (`ffmpeg`, `libgomp1` ...), sorted and without duplicates. They are not
+    /// part of the virtual environment (nor of its [`EnvId`]): the Docker backend installs them
+    /// into an image layer below it, the host backends check that the host has them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub system_packages: Vec<String>,
 }
 
 impl EnvSpec {
@@ -102,6 +127,7 @@ impl EnvSpec {
         let mut spec = Self {
             python: PythonSpec::Default,
             packages: Vec::new(),
+            system_packages: Vec::new(),
         };
         for p in packages {
             spec.add(Requirement::parse(p.as_ref())?);
@@ -116,6 +142,20 @@ impl EnvSpec {
         self
     }
 
+    /// Adds Debian packages (each checked by [`check_system_package`]), keeping the list sorted
+    /// and without duplicates.
+    pub fn with_system_packages<S: AsRef<str>>(
+        mut self,
+        packages: &[S],
+    ) -> Result<Self, SandboxError> {
+        for p in packages {
+            self.system_packages.push(check_system_package(p.as_ref())?);
+        }
+        self.system_packages.sort();
+        self.system_packages.dedup();
+        Ok(self)
+    }
+
     /// Adds a requirement, keeping the list sorted; a bare name never overrides a pinned one.
     pub fn add(&mut self, req: Requirement) {
         if let Some(existing) = self.packages.iter_mut().find(|r| r.name == req.name) {
@@ -128,7 +168,8 @@ impl EnvSpec {
         }
     }
 
-    /// The stable id of this package set on `interpreter`.
+    /// The stable id of this package set on `interpreter` (system packages are not part of it:
+    /// environments that differ only in them share one virtual environment).
     pub fn id(&self, interpreter: &Interpreter) -> EnvId {
         let mut text = format!(
             "autocoder-env-v1\npython={}\nexecutable={}\n",
@@ -170,6 +211,11 @@ pub struct Env {
     pub base_prefix: PathBuf,
     /// The interpreter's version.
     pub python_version: String,
+    /// The Debian packages asked for ([`EnvSpec::system_packages`]): installed into the Docker
+    /// image below the environment, checked on the host by the other backends. Not stored in the
+    /// cache (one virtual environment serves every set of them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub system_packages: Vec<String>,
     /// Every installed distribution and its version, as in `root/requirements.lock`.
     pub resolved: Vec<(String, String)>,
     /// Whether this call built it (false: it came from the cache).
@@ -229,6 +275,65 @@ mod tests {
         let mut d = c.clone();
         d.add(Requirement::parse("pandas").unwrap());
         assert_eq!(d, c);
+    }
+
+    #[test]
+    fn system_packages_are_checked_sorted_and_outside_the_id() {
+        let plain = EnvSpec::new(&["pandas"]).unwrap();
+        let spec = plain
+            .clone()
+            .with_system_packages(&[
+                "tesseract-ocr",
+                " ffmpeg ",
+                "libgomp1",
+                "ffmpeg",
+                "g++",
+                "libc6.1-dev",
+            ])
+            .unwrap();
+        assert_eq!(
+            spec.system_packages,
+            ["ffmpeg", "g++", "libc6.1-dev", "libgomp1", "tesseract-ocr"]
+        );
+        // Existing caches keep their ids: the venv does not depend on system packages.
+        assert_eq!(spec.id(&interp()), plain.id(&interp()));
+        assert_eq!(
+            plain.id(&interp()),
+            EnvSpec::new(&["pandas"])
+                .unwrap()
+                .with_system_packages::<&str>(&[])
+                .unwrap()
+                .id(&interp())
+        );
+        for bad in [
+            "",
+            "x",
+            "FFmpeg",
+            "-x",
+            "+x",
+            "jq=1.6",
+            "jq:amd64",
+            "jq tesseract",
+            "jq;rm",
+            "libé",
+        ] {
+            let err = EnvSpec::new::<&str>(&[])
+                .unwrap()
+                .with_system_packages(&[bad])
+                .unwrap_err();
+            assert!(
+                matches!(&err, SandboxError::BadSystemPackage { package } if package == bad.trim()),
+                "{bad:?}: {err}"
+            );
+        }
+        // Old specs and environments (without the field) still read.
+        let old: EnvSpec = serde_json::from_str(r#"{"python":"Default","packages":[]}"#).unwrap();
+        assert!(old.system_packages.is_empty());
+        assert!(
+            !serde_json::to_string(&plain)
+                .unwrap()
+                .contains("system_packages")
+        );
     }
 
     #[test]

@@ -33,6 +33,45 @@ pub enum SandboxError {
         /// The offending requirement.
         requirement: String,
     },
+    /// A system package name is not a Debian package name.
+    #[error(
+        "`{package}` is not a valid Debian package name: use lower-case letters, digits and `+ . -`, starting with a letter or digit, without a version or architecture (e.g. `ffmpeg`, `libgomp1`)"
+    )]
+    BadSystemPackage {
+        /// The offending name.
+        package: String,
+    },
+    /// apt knows no package of this name (or it has no installation candidate, e.g. a virtual
+    /// package) in the Docker base image's Debian release.
+    #[error(
+        "system package `{package}` was not found by apt in the sandbox image's Debian release; check its name (`apt-cache search WORD`) or pick another package. apt said:\n{message}"
+    )]
+    SystemPackageNotFound {
+        /// The package as it was requested.
+        package: String,
+        /// What apt said about it (e.g. which packages replace it).
+        message: String,
+    },
+    /// apt could not install the system packages for a reason other than a missing package.
+    #[error("installing the system packages {packages} into a Docker image failed:\n{message}")]
+    SystemInstallFailed {
+        /// The requested packages, space separated.
+        packages: String,
+        /// apt's own explanation (the end of its output).
+        message: String,
+    },
+    /// The backend runs on the host's read-only system, which lacks these packages.
+    #[error(
+        "system packages not installed on this machine: {}; the {backend} sandbox uses the host's system and cannot install them: run with `--sandbox docker` (which installs them into the image) or install them on the host (`apt-get install {}`)",
+        packages.join(", "),
+        packages.join(" ")
+    )]
+    SystemPackagesUnavailable {
+        /// The missing packages, sorted.
+        packages: Vec<String>,
+        /// The backend's name.
+        backend: &'static str,
+    },
     /// The Python interpreter could not be found or did not answer as expected.
     #[error(
         "the Python interpreter `{python}` is not usable: {reason}; install Python 3 or point AUTOCODER_PYTHON at an interpreter"

@@ -17,6 +17,12 @@
 //! host paths. Runs mount only their inputs, outputs and work directory; the image a run used is
 //! in [`RunOutcome::docker_image`], for the run's record.
 //!
+//! Debian packages a script needs beyond Python ([`EnvSpec::with_system_packages`]) are not part
+//! of the virtual environment: the Docker backend installs them with apt into a layer
+//! `autocoder/sys:<hash>` below the interpreter's image (the one build step with network), and
+//! the host backends, which cannot install anything, check that the host has them
+//! ([`Sandbox::prepare`]).
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), autocoder_sandbox::SandboxError> {
 //! use autocoder_sandbox::{EnvCache, EnvSpec, IoType, RunSpec, Sandbox, Value};
@@ -44,12 +50,13 @@ mod pytest;
 mod python;
 mod sandbox;
 mod spec;
+mod system;
 
 pub use cache::{CACHE_DIR_ENV_VAR, EnvCache, UV_ENV_VAR};
 pub use docker::DockerConfig;
 pub use docker_image::{DockerImage, ENV_IMAGE_REPO, docker_image_for};
 pub use doctor::{Finding, doctor};
-pub use env::{BASE_PACKAGES, Env, EnvId, EnvSpec, Requirement};
+pub use env::{BASE_PACKAGES, Env, EnvId, EnvSpec, Requirement, check_system_package};
 pub use error::SandboxError;
 pub use imports::{IMPORT_TO_DISTRIBUTION, ImportAnalysis, imports_to_packages};
 pub use io::{INPUTS_DIR, Input, IoType, OUTPUTS_DIR, Value, parse_output};
@@ -57,3 +64,4 @@ pub use pytest::{CollectionError, Outcome, PytestSpec, SourceFile, TestCase, Tes
 pub use python::{Interpreter, PYTHON_ENV_VAR, PythonSpec};
 pub use sandbox::{Backend, OUTPUTS_ENV_VAR, Sandbox, TASK_DIR, WORK_DIR};
 pub use spec::{Limits, RunOutcome, RunSpec};
+pub use system::SYS_IMAGE_REPO;

@@ -15,6 +15,7 @@ use crate::error::SandboxError;
 use crate::exec;
 use crate::io::{self, IoType, OUTPUTS_DIR, Value};
 use crate::spec::{Limits, RunOutcome, RunSpec};
+use crate::system;
 
 /// The environment variable scripts read to find the outputs directory (`/var/outputs` in a
 /// sandbox; the host directory with `--sandbox none`).
@@ -95,6 +96,19 @@ impl Sandbox {
     pub async fn prepare_docker_image(&self, env: &Env) -> Result<DockerImage, SandboxError> {
         let client = docker::connect().await?;
         docker_image::ensure_env_image(&client, &self.docker, env).await
+    }
+
+    /// Readies `env` for this backend, so that a missing system package shows before any run:
+    /// Docker builds (or reuses) the environment's image, its system package layer included;
+    /// bubblewrap and none check that the host has [`Env::system_packages`]
+    /// ([`SandboxError::SystemPackagesUnavailable`] otherwise), as they cannot install any.
+    /// Runs do the same on demand. Returns the image for Docker.
+    pub async fn prepare(&self, env: &Env) -> Result<Option<DockerImage>, SandboxError> {
+        if self.backend == Backend::Docker {
+            return self.prepare_docker_image(env).await.map(Some);
+        }
+        system::check_host(&env.system_packages, self.backend.name()).await?;
+        Ok(None)
     }
 
     /// Checks that the backend can work here, also asking the Docker engine when that is the
@@ -229,6 +243,9 @@ impl Sandbox {
         inv: Invocation,
     ) -> Result<RunOutcome, SandboxError> {
         self.check()?;
+        if self.backend != Backend::Docker {
+            system::check_host(&spec.env.system_packages, self.backend.name()).await?;
+        }
         let limits = &spec.limits;
         let in_sandbox = self.backend != Backend::None;
         let run_as = match self.backend {

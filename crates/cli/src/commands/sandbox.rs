@@ -31,7 +31,7 @@ pub(crate) enum SandboxCommand {
     },
 }
 
-/// `autocoder sandbox run SCRIPT [--package P]... [-- ARGS]`
+/// `autocoder sandbox run SCRIPT [--package P]... [--system-package P]... [-- ARGS]`
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
     /// The script to run.
@@ -40,6 +40,10 @@ pub(crate) struct RunArgs {
     /// script's imports decide.
     #[arg(long = "package", short = 'p', value_name = "P")]
     pub(crate) packages: Vec<String>,
+    /// A Debian package the script needs (e.g. `ffmpeg`); repeatable. `--sandbox docker`
+    /// installs it into the image; bwrap and none check that this machine has it.
+    #[arg(long = "system-package", value_name = "P")]
+    pub(crate) system_packages: Vec<String>,
     /// The isolation: bwrap (default on Linux), docker, or none (no isolation, warns).
     #[arg(long, default_value = "bwrap", value_parser = ["bwrap", "docker", "none"])]
     pub(crate) sandbox: String,
@@ -89,7 +93,9 @@ async fn run_script(args: RunArgs) -> anyhow::Result<i32> {
         packages = analysis.distributions.into_iter().collect();
         tracing::info!(?packages, "packages inferred from the script's imports");
     }
-    let spec = EnvSpec::new(&packages)?.with_python(python);
+    let spec = EnvSpec::new(&packages)?
+        .with_python(python)
+        .with_system_packages(&args.system_packages)?;
     let env = EnvCache::new(EnvCache::default_dir()).ensure(&spec).await?;
     let backend = Backend::from_name(&args.sandbox).unwrap_or_default();
     let run_dir = tempfile::tempdir().context("cannot create a temporary run directory")?;

@@ -4,3 +4,4 @@
 mod generate;
 mod harness;
 mod prompts;
+mod system_packages;

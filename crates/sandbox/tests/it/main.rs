@@ -6,6 +6,7 @@ mod env;
 mod io;
 mod isolation;
 mod pytest;
+mod system;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,0 +1,166 @@
+//! Debian packages from the code step's answer reach the environment: the Docker backend builds
+//! them into the image (and `run` uses the same image), the host backends check them, and a
+//! package that cannot be had ends the run as a failure that names it.
+
+use std::path::{Path, PathBuf};
+
+use autocoder_llm::{LlmClient, LlmConfig, ModelSpec};
+use autocoder_loop::request::{Declaration, Sample};
+use autocoder_loop::run::{RunOptions, run};
+use autocoder_loop::rundir::GenerationResult;
+use autocoder_loop::{GenerateOptions, SandboxOptions, generate};
+use autocoder_sandbox::{Backend, Sandbox, Value};
+use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
+use serde_json::json;
+
+/// Counts the rows with `jq` when it is asked to (`USE_JQ`), so the test sees the package work.
+const SCRIPT: &str = r#"import argparse
+import csv
+import json
+import subprocess
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", required=True)
+    args = parser.parse_args()
+    with open(args.data, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    count = len(rows)
+    if USE_JQ:
+        out = subprocess.run(["jq", "length"], input=json.dumps(rows), capture_output=True, text=True, check=True)
+        count = int(out.stdout)
+    with open("/var/outputs/rows", "w") as handle:
+        handle.write(str(count))
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+const TESTS: &str = r#"
+def test_rows_are_counted(run_solution):
+    result = run_solution()
+    assert result.returncode == 0, result.stderr
+    assert result.outputs["rows"] == 3
+"#;
+
+async fn generate_with(
+    backend: Backend,
+    system_packages: &[&str],
+    use_jq: bool,
+) -> (GenerationResult, tempfile::TempDir) {
+    let source = SCRIPT.replace("USE_JQ", if use_jq { "True" } else { "False" });
+    let server = ScriptedServer::start(Script::new(vec![
+        Entry::step(
+            "plan",
+            Reply::Json(json!({"summary": "count rows", "approach": [], "edge_cases": []})),
+        ),
+        Entry::step(
+            "code",
+            Reply::Json(
+                json!({"code": source, "packages": [], "system_packages": system_packages}),
+            ),
+        ),
+        Entry::step("tests", Reply::Json(json!({"tests": TESTS}))),
+    ]))
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let sample = dir.path().join("data.csv");
+    std::fs::write(&sample, "a,b\n1,2\n3,4\n5,6\n").unwrap();
+    let mut config = LlmConfig::new(ModelSpec::parse("openai/scripted").unwrap());
+    config.api_base = Some(server.base_url());
+    let client = LlmClient::new_with_env(config, |_| Some("sk-scripted".to_owned())).unwrap();
+    let options = GenerateOptions {
+        prompt: "Count the rows of the data file, written as `rows`.".into(),
+        samples: vec![Sample {
+            name: "data".into(),
+            path: sample,
+        }],
+        outputs: vec!["rows:int".parse::<Declaration>().unwrap()],
+        sample_rows: 5,
+        out_dir: dir.path().join("run"),
+        sandbox: sandbox_options(backend),
+        model: "openai/scripted".into(),
+        ..GenerateOptions::default()
+    };
+    let result = generate(&options, &client, &|_| {}).await.unwrap();
+    (result, dir)
+}
+
+/// Environments under the target directory: the Docker backend refuses caches under /tmp.
+fn sandbox_options(backend: Backend) -> SandboxOptions {
+    SandboxOptions {
+        backend,
+        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs")),
+        ..SandboxOptions::default()
+    }
+}
+
+fn run_dir(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("run")
+}
+
+#[tokio::test]
+async fn host_backends_use_installed_system_packages_and_fail_clearly_on_missing_ones() {
+    let (result, dir) = generate_with(Backend::Bwrap, &["coreutils"], false).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(result.system_packages, ["coreutils"]);
+    let (_, outcome) = run(
+        &run_dir(&dir),
+        &RunOptions {
+            sandbox: sandbox_options(Backend::Bwrap),
+            ..RunOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.outputs.unwrap()["rows"], Value::Int(3));
+
+    let (result, _dir) =
+        generate_with(Backend::Bwrap, &["coreutils", "no-such-package-xyz"], false).await;
+    assert!(!result.success);
+    assert!(
+        result.reason.contains("no-such-package-xyz") && result.reason.contains("--sandbox docker"),
+        "{}",
+        result.reason
+    );
+    assert_eq!(result.attempts, 0, "no test ran without the package");
+}
+
+#[tokio::test]
+#[allow(
+    clippy::print_stderr,
+    reason = "the skip must be visible in the test output"
+)]
+async fn docker_builds_system_packages_into_the_image_that_run_uses_too() {
+    if let Err(e) = Sandbox::new(Backend::Docker).check_ready().await {
+        eprintln!("SKIPPED: Docker tests need a running engine: {e}");
+        return;
+    }
+    let (result, dir) = generate_with(Backend::Docker, &["jq"], true).await;
+    assert!(result.success, "{result:#?}");
+    let image = result.environment.image.clone().unwrap();
+    assert!(image.contains("-sys"), "{image}");
+    let (_, outcome) = run(
+        &run_dir(&dir),
+        &RunOptions {
+            sandbox: sandbox_options(Backend::Docker),
+            ..RunOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(outcome.success(), "{outcome:?}");
+    assert_eq!(outcome.docker_image.as_deref(), Some(image.as_str()));
+    assert_eq!(outcome.outputs.unwrap()["rows"], Value::Int(3));
+
+    let (result, _dir) = generate_with(Backend::Docker, &["no-such-package-xyz"], false).await;
+    assert!(!result.success);
+    assert!(
+        result.reason.contains("no-such-package-xyz") && result.reason.contains("apt"),
+        "{}",
+        result.reason
+    );
+}
