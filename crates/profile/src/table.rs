@@ -125,12 +125,12 @@ impl TableAcc {
         }
         self.row_hashes.push(row_hash);
         self.samples.offer(key, || {
-            let (text, ends) = record.raw();
+            let (text, ends) = record.to_joined();
             Sampled {
                 row: record.row_in_chunk(),
                 line: record.line(),
-                text: text.to_owned(),
-                ends: ends.to_vec(),
+                text,
+                ends,
             }
         });
     }
