@@ -64,7 +64,7 @@ pub(crate) fn classify(text: &str) -> Kind {
 /// An integer or float as pandas' C parser reads it (spaces around are allowed).
 #[inline]
 fn number(text: &str) -> Kind {
-    let t = text.trim_matches(' ');
+    let t = trim_spaces(text);
     let b = t.as_bytes();
     if b.is_empty() {
         return Kind::Text;
@@ -115,6 +115,16 @@ fn number(text: &str) -> Kind {
     match t.parse::<f64>() {
         Ok(f) if !f.is_nan() => Kind::Float(f),
         _ => Kind::Text,
+    }
+}
+
+/// `text` without spaces around it (`trim_matches(' ')`, quicker when there are none).
+#[inline]
+fn trim_spaces(text: &str) -> &str {
+    let b = text.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(b' '), _) | (_, Some(b' ')) => text.trim_matches(' '),
+        _ => text,
     }
 }
 
