@@ -395,7 +395,7 @@ mod tests {
         let text = "abcdefghij";
         for n in 0..=text.len() {
             let mut head = [0u8; 8];
-            for (slot, &b) in head.iter_mut().zip(text[..n].as_bytes()) {
+            for (slot, &b) in head.iter_mut().zip(&text.as_bytes()[..n]) {
                 *slot = b;
             }
             assert_eq!(prefix(&text[..n]), u64::from_be_bytes(head), "{n}");
