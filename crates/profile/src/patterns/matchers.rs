@@ -5,40 +5,112 @@
 
 use autocoder_schema::Pattern;
 
+/// Classes of bytes, a bit each: which characters a value has decides which patterns it may
+/// match, before any matcher runs.
+const DIGIT: u16 = 1;
+/// `a`-`d`, `f` and upper case.
+const HEX_LETTER: u16 = 1 << 1;
+/// `e`, `E`: a hex digit and an exponent.
+const EXPONENT: u16 = 1 << 2;
+/// `x`, `X`.
+const HEX_MARK: u16 = 1 << 3;
+const OTHER_LETTER: u16 = 1 << 4;
+/// `+`, `-`.
+const SIGN: u16 = 1 << 5;
+const DOT: u16 = 1 << 6;
+const SPACE: u16 = 1 << 7;
+/// `(`, `)`.
+const PAREN: u16 = 1 << 8;
+const PERCENT: u16 = 1 << 9;
+const DOLLAR: u16 = 1 << 10;
+const COLON: u16 = 1 << 11;
+const AT: u16 = 1 << 12;
+const NON_ASCII: u16 = 1 << 13;
+const OTHER: u16 = 1 << 14;
+
+const fn class_of(c: u8) -> u16 {
+    match c {
+        b'0'..=b'9' => DIGIT,
+        b'e' | b'E' => EXPONENT,
+        b'a'..=b'f' | b'A'..=b'F' => HEX_LETTER,
+        b'x' | b'X' => HEX_MARK,
+        b'a'..=b'z' | b'A'..=b'Z' => OTHER_LETTER,
+        b'+' | b'-' => SIGN,
+        b'.' => DOT,
+        b' ' => SPACE,
+        b'(' | b')' => PAREN,
+        b'%' => PERCENT,
+        b'$' => DOLLAR,
+        b':' => COLON,
+        b'@' => AT,
+        0x80..=0xFF => NON_ASCII,
+        _ => OTHER,
+    }
+}
+
+static CLASSES: [u16; 256] = {
+    let mut table = [0u16; 256];
+    let mut c = 0;
+    while c < 256 {
+        #[allow(clippy::cast_possible_truncation)] // c < 256
+        let byte = c as u8;
+        table[c] = class_of(byte);
+        c += 1;
+    }
+    table
+};
+
+/// Whether every byte of a value with `classes` is in `allowed`.
+fn only(classes: u16, allowed: u16) -> bool {
+    classes & !allowed == 0
+}
+
 /// The patterns `value` matches, a bit per pattern (`1 << pattern as u32`).
 pub(crate) fn matching(value: &str) -> u32 {
     let b = value.as_bytes();
     let Some(&first) = b.first() else {
         return 0;
     };
+    let classes = b.iter().fold(0u16, |acc, &c| acc | CLASSES[usize::from(c)]);
     let mut out = 0u32;
     let mut set = |p: Pattern, yes: bool| {
         if yes {
             out |= 1 << p as u32;
         }
     };
-    set(Pattern::IntegerText, integer_text(b));
-    set(Pattern::DecimalText, decimal_text(b));
-    set(Pattern::BooleanText, boolean_text(b));
-    set(Pattern::Hex, hex(b));
-    set(Pattern::Percent, percent(b));
-    set(Pattern::Currency, currency(b));
-    set(Pattern::Phone, phone(b));
-    set(Pattern::Ipv4, ipv4(b));
-    if first.is_ascii_digit() {
+    if only(classes, DIGIT | SIGN | DOT | EXPONENT) {
+        set(Pattern::IntegerText, integer_text(b));
+        set(Pattern::DecimalText, decimal_text(b));
+    }
+    set(Pattern::BooleanText, b.len() <= 5 && boolean_text(b));
+    if only(classes, DIGIT | HEX_LETTER | EXPONENT | HEX_MARK) {
+        set(Pattern::Hex, hex(b));
+    }
+    if classes & PERCENT != 0 {
+        set(Pattern::Percent, percent(b));
+    }
+    if classes & (DOLLAR | NON_ASCII) != 0 {
+        set(Pattern::Currency, currency(b));
+    }
+    if only(classes, DIGIT | SIGN | SPACE | PAREN | DOT) {
+        set(Pattern::Phone, phone(b));
+        set(Pattern::Ipv4, only(classes, DIGIT | DOT) && ipv4(b));
+    }
+    if first.is_ascii_digit() && b.len() >= 10 {
         set(Pattern::IsoDate, b.len() == 10 && iso_date(b));
         set(Pattern::IsoDatetime, iso_datetime(b));
     }
-    set(Pattern::Uuid, uuid(b));
-    set(Pattern::Email, email(b));
-    if matches!(first, b'h' | b'H' | b'f' | b'F') && b.len() > 6 {
-        set(Pattern::Url, Pattern::Url.matches(value));
+    set(Pattern::Uuid, b.len() == 36 && uuid(b));
+    if classes & AT != 0 {
+        set(Pattern::Email, email(b));
     }
-    if b.len() >= 2
-        && memchr::memchr(b':', b).is_some()
-        && b.iter().all(|&c| c == b':' || c.is_ascii_hexdigit())
-    {
-        set(Pattern::Ipv6, Pattern::Ipv6.matches(value));
+    if classes & COLON != 0 {
+        if matches!(first, b'h' | b'H' | b'f' | b'F') {
+            set(Pattern::Url, Pattern::Url.matches(value));
+        }
+        if only(classes, DIGIT | HEX_LETTER | EXPONENT | COLON) {
+            set(Pattern::Ipv6, Pattern::Ipv6.matches(value));
+        }
     }
     if matches!(first, b'{' | b'[') || value.trim_start().starts_with(['{', '[']) {
         set(Pattern::Json, Pattern::Json.matches(value));
