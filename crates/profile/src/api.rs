@@ -2,14 +2,12 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use crate::chunks::Boundary;
-use crate::column::SAMPLES;
 use crate::pipeline::{ChunkFailure, run};
 use crate::records::{ParseSettings, parse_chunk};
 use crate::source::{OpenSettings, Opened, open, open_path};
-use crate::table::TableAcc;
+use crate::table::{Hints, TableAcc};
 use crate::{Profile, ProfileError, ProfileOptions};
 
 /// Profiles the CSV file at `path` (`-` reads standard input; gzip input is recognised by its
@@ -149,17 +147,14 @@ fn profile_opened(
         max_record_bytes: options.max_record_bytes,
         source_name: &source,
     };
-    let many_values: Vec<AtomicBool> = (0..columns).map(|_| AtomicBool::new(false)).collect();
-    let gates: Vec<AtomicU64> = (0..columns * SAMPLES)
-        .map(|_| AtomicU64::new(u64::MAX))
-        .collect();
-    let mut total = TableAcc::new(columns, 0, options, &[], &[]);
+    let hints = Hints::new(columns);
+    let mut total = TableAcc::new(columns, 0, options, None);
     let mut bytes_done = header_bytes;
     run(
         chunker,
         options.effective_threads(),
         |chunk| {
-            let mut acc = TableAcc::new(columns, chunk.index, options, &many_values, &gates);
+            let mut acc = TableAcc::new(columns, chunk.index, options, Some(&hints));
             let mut bad_lines = Vec::new();
             let counts = parse_chunk(
                 chunk,
@@ -175,15 +170,14 @@ fn profile_opened(
                 acc.bad_line(line);
             }
             acc.set_counts(counts);
-            acc.flag_many_values(&many_values);
+            acc.publish_kinds(&hints);
             Ok(acc)
         },
         |done| {
             bytes_done += done.bytes;
             progress(bytes_done, total_bytes);
             total.merge(done.value);
-            total.flag_many_values(&many_values);
-            total.publish_gates(&gates);
+            total.publish_merged(&hints);
             Ok(())
         },
     )?;

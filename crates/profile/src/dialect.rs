@@ -73,12 +73,18 @@ impl Dialect {
         char::from(self.delimiter)
     }
 
+    /// A `csv-core` reader that keeps a leading U+FEFF as data. `csv-core` skips a byte-order
+    /// mark at the start of the first input it reads, but we start readers at every chunk, and
+    /// only the file's first bytes (handled once, in `source`) may be a byte-order mark.
     pub(crate) fn csv_reader(self) -> csv_core::Reader {
-        csv_core::ReaderBuilder::new()
+        let mut reader = csv_core::ReaderBuilder::new()
             .delimiter(self.delimiter)
             .quote(self.quote)
             .double_quote(true)
-            .build()
+            .build();
+        // A blank line is skipped without output and marks the reader as started.
+        let _ = reader.read_record(b"\n", &mut [0u8; 1], &mut [0usize; 1]);
+        reader
     }
 }
 

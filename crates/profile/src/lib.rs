@@ -18,8 +18,9 @@
 //! ```
 //!
 //! How the pass works: a reader thread cuts the input into chunks that end on record
-//! boundaries (counting quotes, so newlines inside quoted fields are respected), workers parse
-//! chunks with `csv-core` and fill per-chunk accumulators, and the calling thread merges them
+//! boundaries (counting quotes, so newlines inside quoted fields are respected), workers split
+//! chunks into records (simple records by hand, the others with `csv-core`, which agree) and
+//! fill per-chunk accumulators, and the calling thread merges them
 //! in file order. Everything kept per column is bounded: exact value counts up to
 //! [`ProfileOptions::distinct_exact_bound`] distinct values, then `HyperLogLog` and a
 //! heavy-hitters summary; quantiles from a bottom-k sample.

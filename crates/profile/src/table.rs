@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::column::{ColumnAcc, ColumnSettings, SAMPLES};
+use crate::column::{ColumnAcc, ColumnHints, ColumnSettings, SAMPLES};
 use crate::records::{ChunkCounts, Record};
 use crate::sketch::bottomk::BottomK;
 use crate::sketch::counts::IdHasher;
@@ -34,6 +34,42 @@ struct Sampled {
     ends: Vec<usize>,
 }
 
+/// What chunks tell the chunks that start after them, per column: facts that hold for the
+/// whole file once one chunk has seen them, used to skip work that cannot change the profile.
+#[derive(Debug)]
+pub(crate) struct Hints {
+    /// Some value is text: the column is a string column.
+    text: Vec<AtomicBool>,
+    /// The column has more distinct values than the exact bound.
+    many_values: Vec<AtomicBool>,
+    /// The merged sample thresholds, [`SAMPLES`] per column.
+    gates: Vec<AtomicU64>,
+}
+
+impl Hints {
+    pub(crate) fn new(columns: usize) -> Self {
+        Self {
+            text: (0..columns).map(|_| AtomicBool::new(false)).collect(),
+            many_values: (0..columns).map(|_| AtomicBool::new(false)).collect(),
+            gates: (0..columns * SAMPLES)
+                .map(|_| AtomicU64::new(u64::MAX))
+                .collect(),
+        }
+    }
+
+    fn column(&self, i: usize) -> ColumnHints {
+        let mut gates = [u64::MAX; SAMPLES];
+        for (j, gate) in gates.iter_mut().enumerate() {
+            *gate = self.gates[i * SAMPLES + j].load(Ordering::Relaxed);
+        }
+        ColumnHints {
+            text: self.text[i].load(Ordering::Relaxed),
+            many_values: self.many_values[i].load(Ordering::Relaxed),
+            gates,
+        }
+    }
+}
+
 /// Everything known about a chunk (or, after merging, the file so far).
 #[derive(Debug)]
 pub(crate) struct TableAcc {
@@ -52,13 +88,12 @@ pub(crate) struct TableAcc {
 }
 
 impl TableAcc {
-    /// `many_values[i]` tells that column `i` is known to exceed the exact distinct bound.
+    /// `hints` are what other chunks found out so far (none for the file's accumulator).
     pub(crate) fn new(
         columns: usize,
         chunk: u64,
         options: &ProfileOptions,
-        many_values: &[AtomicBool],
-        gates: &[AtomicU64],
+        hints: Option<&Hints>,
     ) -> Self {
         let settings = ColumnSettings {
             distinct_exact_bound: options
@@ -75,17 +110,9 @@ impl TableAcc {
         };
         Self {
             columns: (0..columns)
-                .map(|i| {
-                    let many = many_values
-                        .get(i)
-                        .is_some_and(|f| f.load(Ordering::Relaxed));
-                    let mut g = [u64::MAX; SAMPLES];
-                    for (j, slot) in g.iter_mut().enumerate() {
-                        if let Some(gate) = gates.get(i * SAMPLES + j) {
-                            *slot = gate.load(Ordering::Relaxed);
-                        }
-                    }
-                    ColumnAcc::new(settings, many, g)
+                .map(|i| match hints {
+                    Some(h) => ColumnAcc::new(settings, &h.column(i)),
+                    None => ColumnAcc::new(settings, &ColumnHints::default()),
                 })
                 .collect(),
             rows: 0,
@@ -125,33 +152,35 @@ impl TableAcc {
         }
         self.row_hashes.push(row_hash);
         self.samples.offer(key, || {
-            let (text, ends) = record.raw();
+            let (text, ends) = record.to_joined();
             Sampled {
                 row: record.row_in_chunk(),
                 line: record.line(),
-                text: text.to_owned(),
-                ends: ends.to_vec(),
+                text,
+                ends,
             }
         });
     }
 
-    /// Flags the columns whose distinct values outgrew the exact bound.
-    pub(crate) fn flag_many_values(&self, many_values: &[AtomicBool]) {
-        for (c, flag) in self.columns.iter().zip(many_values) {
+    /// Tells later chunks which columns hold text and which outgrew the exact distinct bound.
+    pub(crate) fn publish_kinds(&self, hints: &Hints) {
+        for (i, c) in self.columns.iter().enumerate() {
+            if c.has_text() {
+                hints.text[i].store(true, Ordering::Relaxed);
+            }
             if !c.counts_exact() {
-                flag.store(true, Ordering::Relaxed);
+                hints.many_values[i].store(true, Ordering::Relaxed);
             }
         }
     }
 
-    /// Publishes the sample thresholds of the merged file so far: later chunks skip keys that
-    /// cannot make the final samples.
-    pub(crate) fn publish_gates(&self, gates: &[AtomicU64]) {
+    /// [`TableAcc::publish_kinds`], plus the sample thresholds of the merged file so far: later
+    /// chunks skip keys that cannot make the final samples.
+    pub(crate) fn publish_merged(&self, hints: &Hints) {
+        self.publish_kinds(hints);
         for (i, c) in self.columns.iter().enumerate() {
             for (j, t) in c.thresholds().into_iter().enumerate() {
-                if let Some(gate) = gates.get(i * SAMPLES + j) {
-                    gate.store(t, Ordering::Relaxed);
-                }
+                hints.gates[i * SAMPLES + j].store(t, Ordering::Relaxed);
             }
         }
     }

@@ -119,21 +119,20 @@ pub(crate) fn parse_date(text: &str) -> Option<(u8, i64)> {
         return None;
     }
     // Three numeric parts split by one separator.
-    let sep = *b.iter().find(|c| !c.is_ascii_digit())?;
+    let first_sep = b.iter().position(|c| !c.is_ascii_digit())?;
+    let sep = b[first_sep];
     if !matches!(sep, b'/' | b'.' | b'-') {
         return None;
     }
-    let mut parts = text.split(char::from(sep));
-    let (p1, p2, p3) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() {
-        return None;
-    }
-    let (a, b2, c) = (
-        digits(p1.as_bytes())?,
-        digits(p2.as_bytes())?,
-        digits(p3.as_bytes())?,
+    let second_sep = first_sep + 1 + b[first_sep + 1..].iter().position(|&c| c == sep)?;
+    // A third separator leaves a non-digit in `p3`, which `digits` rejects.
+    let (p1, p2, p3) = (
+        &b[..first_sep],
+        &b[first_sep + 1..second_sep],
+        &b[second_sep + 1..],
     );
-    let short = |p: &str| (1..=2).contains(&p.len());
+    let (a, b2, c) = (digits(p1)?, digits(p2)?, digits(p3)?);
+    let short = |p: &[u8]| (1..=2).contains(&p.len());
     let mut mask = 0u8;
     let mut first: Option<i64> = None;
     let mut try_fmt = |bit: usize, y: u32, m: u32, d: u32| {

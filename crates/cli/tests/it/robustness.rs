@@ -174,9 +174,8 @@ fn random_inputs_never_panic_and_chunking_does_not_change_the_profile() {
 
 /// A U+FEFF character inside the data (not at the start of the file) is text, as pandas reads
 /// it, whichever way the file is cut. Found by the test above (case 2084 of an earlier
-/// generator, which put byte-order marks anywhere); kept apart until the profiler handles it.
+/// generator, which put byte-order marks anywhere).
 #[test]
-#[ignore = "autocoder-profile reads a field holding only U+FEFF as missing in a chunked file (reported)"]
 fn a_byte_order_mark_inside_the_data_is_text() {
     let data: &[u8] = b"c0,c1,c2,c3,c4\n,null,\"\"\t-7a@b.coNA$1,234.56\r\n\
         2024-02-30$1,234.56NAa@b.coTrueinf2024-01-31\n\xef\xbb\xbf,,0123NA2024-02-302024-01-31\n\

@@ -24,10 +24,36 @@ pub(crate) struct ColumnSettings {
     pub(crate) hll_bits: u32,
 }
 
+/// What earlier chunks found out about a column (see [`crate::table::Hints`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ColumnHints {
+    /// Some value is text.
+    pub(crate) text: bool,
+    /// More distinct values than the exact bound.
+    pub(crate) many_values: bool,
+    /// Sample thresholds (see [`Moments::gated`]).
+    pub(crate) gates: [u64; SAMPLES],
+}
+
+impl Default for ColumnHints {
+    fn default() -> Self {
+        Self {
+            text: false,
+            many_values: false,
+            gates: [u64::MAX; SAMPLES],
+        }
+    }
+}
+
 /// Everything known about one column so far.
 #[derive(Debug, Clone)]
 pub(crate) struct ColumnAcc {
     settings: ColumnSettings,
+    /// Some value of this chunk is text, so the column is a string column: its values need no
+    /// more classifying, and the statistics of other types go unused.
+    has_text: bool,
+    /// Whether to skip classifying values (`has_text` here or in an earlier chunk).
+    text_known: bool,
     count: u64,
     nulls: u64,
     bools: u64,
@@ -63,9 +89,12 @@ pub(crate) struct ColumnAcc {
 }
 
 impl ColumnAcc {
-    pub(crate) fn new(settings: ColumnSettings, many_values: bool, gates: [u64; SAMPLES]) -> Self {
+    pub(crate) fn new(settings: ColumnSettings, hints: &ColumnHints) -> Self {
+        let gates = hints.gates;
         Self {
             settings,
+            has_text: false,
+            text_known: hints.text,
             count: 0,
             nulls: 0,
             bools: 0,
@@ -93,7 +122,7 @@ impl ColumnAcc {
             len_sum: 0,
             text_min: None,
             text_max: None,
-            counts: if many_values {
+            counts: if hints.many_values {
                 ValueCounts::sketched(settings.distinct_exact_bound, settings.hll_bits)
             } else {
                 ValueCounts::new(settings.distinct_exact_bound, settings.hll_bits)
@@ -118,6 +147,11 @@ impl ColumnAcc {
         t
     }
 
+    /// Whether some value is text.
+    pub(crate) fn has_text(&self) -> bool {
+        self.has_text
+    }
+
     /// The relative standard error of an estimated distinct count.
     pub(crate) fn distinct_error(&self) -> f64 {
         self.counts.relative_error()
@@ -138,11 +172,11 @@ impl ColumnAcc {
     pub(crate) fn add(&mut self, value: &str, hash: u64, key: u64, measure_patterns: bool) {
         self.count += 1;
         self.counts.add(hash, value, key);
-        let chars = value
-            .as_bytes()
-            .iter()
-            .filter(|&&b| b.cast_signed() >= -0x40)
-            .count() as u64;
+        let chars = if value.is_ascii() {
+            value.len()
+        } else {
+            value.chars().count()
+        } as u64;
         self.len_min = self.len_min.min(chars);
         self.len_max = self.len_max.max(chars);
         self.len_sum += chars;
@@ -151,6 +185,9 @@ impl ColumnAcc {
         keep_extreme(&mut self.text_max, value, p, std::cmp::Ordering::Greater);
         if measure_patterns {
             self.patterns.add(value);
+        }
+        if self.text_known {
+            return;
         }
         match classify(value) {
             Kind::Bool(b) => {
@@ -210,7 +247,10 @@ impl ColumnAcc {
                 }
                 self.add_time(seconds, key);
             }
-            Kind::Text => {}
+            Kind::Text => {
+                self.has_text = true;
+                self.text_known = true;
+            }
         }
     }
 
@@ -234,6 +274,8 @@ impl ColumnAcc {
 
     /// Appends `next`, the same column of the following chunk.
     pub(crate) fn merge(&mut self, next: ColumnAcc) {
+        self.has_text |= next.has_text;
+        self.text_known |= next.has_text;
         self.count += next.count;
         self.nulls += next.nulls;
         self.bools += next.bools;
@@ -308,6 +350,13 @@ fn prefix(value: &str) -> u64 {
     if let Some(head) = b.first_chunk::<8>() {
         return u64::from_be_bytes(*head);
     }
+    let n = b.len();
+    if n >= 4 {
+        // The first four bytes, and the last four (overlapping them) shifted into place.
+        let word =
+            |at: usize| u64::from(u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]));
+        return (word(0) << 32) | (word(n - 4) << (64 - 8 * n));
+    }
     let mut p = 0u64;
     for (i, &c) in b.iter().enumerate() {
         p |= u64::from(c) << (56 - 8 * i);
@@ -333,6 +382,23 @@ fn keep_extreme(slot: &mut Option<Extreme>, value: &str, p: u64, want: std::cmp:
                 prefix: p,
                 text: value.to_owned(),
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_are_the_first_eight_bytes_big_endian() {
+        let text = "abcdefghij";
+        for n in 0..=text.len() {
+            let mut head = [0u8; 8];
+            for (slot, &b) in head.iter_mut().zip(&text.as_bytes()[..n]) {
+                *slot = b;
+            }
+            assert_eq!(prefix(&text[..n]), u64::from_be_bytes(head), "{n}");
         }
     }
 }

@@ -17,6 +17,8 @@ impl ColumnAcc {
         let n = self.count;
         if n == 0 {
             DataType::Empty
+        } else if self.has_text {
+            DataType::String
         } else if self.bools == n {
             DataType::Boolean
         } else if self.ints == n {

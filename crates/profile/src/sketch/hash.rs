@@ -1,6 +1,8 @@
 //! A fast, well-mixed 64-bit hash of byte strings (not for untrusted keys in long-lived maps:
 //! maps keyed by it are bounded), and the mixer behind the deterministic random keys.
 
+use std::hash::Hasher;
+
 /// `splitmix64`'s finalizer: a bijection that mixes every input bit into every output bit.
 #[inline]
 pub(crate) fn mix64(mut z: u64) -> u64 {
@@ -51,6 +53,25 @@ pub(crate) fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
         i += 8;
     }
     mix64((h ^ read_u64(bytes, len - 8)).wrapping_mul(K))
+}
+
+/// A [`Hasher`] over [`hash_bytes`] for maps keyed by texts (the standard one is several times
+/// slower, and seeded differently in every process).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct TextHasher(u64);
+
+impl Hasher for TextHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = hash_bytes(bytes, self.0);
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.0 = mix64(self.0 ^ u64::from(i));
+    }
 }
 
 /// A random-looking key for an item identified by up to three numbers, the same for the same

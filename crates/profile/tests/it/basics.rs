@@ -246,3 +246,42 @@ fn several_files_and_progress() {
             .any(|(name, done, total)| name == "a.csv" && done == total && *total == 6)
     );
 }
+
+#[test]
+fn pattern_rates_count_every_non_null_value() {
+    // Values that read as numbers are values of a string column too: `12345` (an integer) and
+    // `02134` (text) both look like integers, and every rate is out of all non-null values.
+    let p = profile_text(
+        "zip,price,share\n\
+         02134,$1.00,5%\n\
+         12345,3,7.5%\n\
+         00501,\"$1,234.56\",NA\n\
+         NA,4.5,0.5\n\
+         abc,$2,12\n",
+    );
+    let rates = |i: usize| -> Vec<(&str, u64, f64)> {
+        let c = &p.columns[i];
+        assert_eq!(c.dtype, DataType::String, "{}", c.name);
+        c.patterns
+            .iter()
+            .map(|r| (r.pattern.name(), r.matches, r.rate))
+            .collect()
+    };
+    assert_eq!(rates(0), [("integer_text", 3, 0.75)]);
+    assert_eq!(
+        rates(1),
+        [
+            ("currency", 3, 0.6),
+            ("integer_text", 1, 0.2),
+            ("decimal_text", 1, 0.2)
+        ]
+    );
+    assert_eq!(
+        rates(2),
+        [
+            ("percent", 2, 0.5),
+            ("integer_text", 1, 0.25),
+            ("decimal_text", 1, 0.25)
+        ]
+    );
+}

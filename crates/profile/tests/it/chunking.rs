@@ -89,3 +89,17 @@ fn a_stray_quote_falls_back_to_parsed_boundaries() {
     assert_eq!(whole.rows, 2001);
     same_facts(&whole, &chunked);
 }
+
+#[test]
+fn a_byte_order_mark_at_a_chunk_start_is_text() {
+    // Only the file's first bytes may be a byte-order mark; a field holding U+FEFF at the start
+    // of a later chunk is text, as pandas reads it.
+    let text = "a,b\n1,x\n\u{feff},y\n\u{feff}2,z\n";
+    let whole = profile_bytes(text.as_bytes(), &with(1 << 20, 1));
+    let a = &whole.columns[0];
+    assert_eq!((a.count, a.nulls, a.distinct), (3, 0, 3), "{a:?}");
+    for threads in [1, 2] {
+        let chunked = profile_bytes(text.as_bytes(), &with(1, threads));
+        assert_eq!(chunked.columns, whole.columns, "{threads} threads");
+    }
+}
