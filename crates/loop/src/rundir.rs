@@ -100,7 +100,8 @@ pub struct GenerationResult {
     pub attempts: u32,
     /// Python distributions installed.
     pub packages: Vec<String>,
-    /// Debian packages the model asked for (installed only by the Docker backend).
+    /// Debian packages the model asked for (installed into the image by the Docker backend;
+    /// checked on the host by the others, which cannot install them).
     pub system_packages: Vec<String>,
     /// The environment the script ran in.
     pub environment: EnvironmentRecord,

@@ -43,6 +43,9 @@ pub(crate) struct ModelArgs {
     /// Sampling seed, where the provider supports one.
     #[arg(long)]
     pub(crate) seed: Option<u64>,
+    /// Longest wait for one model answer, in seconds (raise it for slow local models).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub(crate) request_timeout: u64,
     /// Record every model call (request fingerprint and answer) to this JSONL file.
     #[arg(long, value_name = "FILE", conflicts_with = "replay")]
     pub(crate) record: Option<PathBuf>,
@@ -72,6 +75,7 @@ impl ModelArgs {
         };
         config.conversation_log = log;
         config.prompts_dir = prompts_dir;
+        config.timeouts.total = Duration::from_secs(self.request_timeout);
         config.record.clone_from(&self.record);
         config.replay.clone_from(&self.replay);
         Ok(LlmClient::new(config)?)

@@ -101,7 +101,8 @@ fn plan_code_and_tests_prompts() {
     .unwrap();
     assert!(tests_text.contains("`total` as a Python float, `by_region.csv` as a `pathlib.Path`"));
     assert!(
-        !tests_text.contains("def "),
+        tests_text.contains("You will not see the script")
+            && !tests_text.contains("The script under test"),
         "the test writer must not see code"
     );
     insta::assert_snapshot!("tests", tests_text);
