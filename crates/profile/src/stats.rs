@@ -39,7 +39,13 @@ impl Mono {
         if self.n == 0 {
             self.first = x;
         } else {
-            self.step(self.last, x);
+            // Values are never NaN, so two comparisons decide all four orderings.
+            let (a, b) = (self.last, x);
+            let (below, above) = (a < b, a > b);
+            self.inc &= !above;
+            self.dec &= !below;
+            self.strict_inc &= below;
+            self.strict_dec &= above;
         }
         self.last = x;
         self.n += 1;

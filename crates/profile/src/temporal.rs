@@ -42,8 +42,20 @@ impl IsoForm {
 }
 
 /// Days from 1970-01-01 to the civil date (proleptic Gregorian), Howard Hinnant's algorithm.
+#[inline]
 pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
+    if let Ok(y) = u32::try_from(y) {
+        // The same arithmetic unsigned (cheaper divisions) for the years text can hold.
+        let (y, m) = (u64::from(y), u64::from(m));
+        let era = y / 400;
+        let yoe = y - era * 400;
+        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + u64::from(d);
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        // At most about 1.5e12: fits in i64.
+        #[allow(clippy::cast_possible_wrap)]
+        return (era * 146_097 + doe) as i64 - 719_469;
+    }
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
     let m = i64::from(m);
@@ -69,10 +81,12 @@ pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+#[inline]
 fn is_leap(y: i64) -> bool {
     (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
 }
 
+#[inline]
 fn valid_date(y: i64, m: u32, d: u32) -> bool {
     let days = match m {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
@@ -85,24 +99,32 @@ fn valid_date(y: i64, m: u32, d: u32) -> bool {
 }
 
 /// Reads `n` ASCII digits.
+#[inline]
 fn digits(b: &[u8]) -> Option<u32> {
-    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+    if b.is_empty() {
         return None;
     }
-    Some(
-        b.iter()
-            .fold(0u32, |acc, &c| acc * 10 + u32::from(c - b'0')),
-    )
+    let mut acc = 0u32;
+    for &c in b {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        acc = acc * 10 + u32::from(d);
+    }
+    Some(acc)
 }
 
 /// An ISO date `YYYY-MM-DD` at the start of `b`: (days since epoch).
+#[inline]
 fn iso_date(b: &[u8]) -> Option<i64> {
-    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+    let b = b.first_chunk::<10>()?;
+    if b[4] != b'-' || b[7] != b'-' {
         return None;
     }
     let y = i64::from(digits(&b[..4])?);
     let m = digits(&b[5..7])?;
-    let d = digits(&b[8..10])?;
+    let d = digits(&b[8..])?;
     valid_date(y, m, d).then(|| days_from_civil(y, m, d))
 }
 
@@ -308,6 +330,21 @@ mod tests {
         assert_eq!(parse_date("12345"), None);
         assert_eq!(parse_date("1-2-3"), None);
         assert_eq!(format_date(19_782), "2024-02-29");
+    }
+
+    #[test]
+    fn every_day_of_years_0_to_9999_round_trips() {
+        // Crosses the unsigned fast path of `days_from_civil` and the general one (year 0's
+        // January and February count from year -1).
+        let last = days_from_civil(9999, 12, 31);
+        let mut day = days_from_civil(0, 1, 1);
+        assert_eq!(day, -719_528);
+        while day <= last {
+            let (y, m, d) = civil_from_days(day);
+            assert!(valid_date(y, m, d));
+            assert_eq!(days_from_civil(y, m, d), day);
+            day += 1;
+        }
     }
 
     #[test]

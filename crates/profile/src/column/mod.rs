@@ -216,10 +216,13 @@ impl ColumnAcc {
                 self.dates += 1;
                 self.date_formats &= formats;
                 let mut first = true;
-                for (i, slot) in self.by_format.iter_mut().enumerate() {
-                    if formats & (1 << i) == 0 {
-                        continue;
-                    }
+                let mut left = formats;
+                while left != 0 {
+                    let i = left.trailing_zeros() as usize;
+                    left &= left - 1;
+                    let Some(slot) = self.by_format.get_mut(i) else {
+                        break;
+                    };
                     let d = if first {
                         Some(days)
                     } else {
