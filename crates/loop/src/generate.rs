@@ -102,7 +102,6 @@ pub async fn generate(
         task: &task,
         system: render(&prompts, "loop/system.j2", &task, json!({}))?,
     };
-    let conftest = render_conftest(&prompts, &contract, options)?;
 
     let mut driver = Driver {
         options,
@@ -112,7 +111,8 @@ pub async fn generate(
         interpreter: &interpreter,
         run_dir: &run_dir,
         contract: &contract,
-        conftest,
+        conftest: render_conftest(&prompts, &contract, options)?,
+        contract_test: render_contract_test(&prompts, &contract)?,
         env: None,
         imports: Vec::new(),
         system_packages: BTreeSet::new(),
@@ -253,26 +253,34 @@ impl Record<'_> {
                 output_tokens: total.usage.output_tokens,
             },
             model_calls: u32::try_from(total.calls).unwrap_or(u32::MAX),
-            steps: client
-                .usage_by_step()
-                .into_iter()
-                .map(|(step, total)| {
-                    let usage = StepUsage {
-                        calls: total.calls,
-                        input_tokens: total.usage.input_tokens,
-                        output_tokens: total.usage.output_tokens,
-                        seconds: total.latency.as_secs_f64(),
-                    };
-                    (step, usage)
-                })
-                .collect(),
+            steps: usage_by_step(client),
             seconds: started.elapsed().as_secs_f64(),
             iterations,
         };
         run_dir.write("conftest.py", driver.conftest.as_bytes())?;
+        if let Some(test) = &driver.contract_test {
+            run_dir.write(CONTRACT_TEST_FILE, test.as_bytes())?;
+        }
         run_dir.write_result(&result)?;
         Ok(result)
     }
+}
+
+/// The client's exact per-step totals, as `result.json` records them.
+fn usage_by_step(client: &LlmClient) -> BTreeMap<String, StepUsage> {
+    client
+        .usage_by_step()
+        .into_iter()
+        .map(|(step, total)| {
+            let usage = StepUsage {
+                calls: total.calls,
+                input_tokens: total.usage.input_tokens,
+                output_tokens: total.usage.output_tokens,
+                seconds: total.latency.as_secs_f64(),
+            };
+            (step, usage)
+        })
+        .collect()
 }
 
 /// The environment cache: the configured one, or a throwaway one with `--cache disable`.
@@ -323,6 +331,7 @@ fn render_conftest(
         .iter()
         .filter_map(|i| Some((i.name.as_str(), i.mount.as_deref()?)))
         .collect();
+    let input_names: Vec<&str> = contract.inputs.iter().map(|i| i.name.as_str()).collect();
     let timeout = options.sandbox.limits.wall_timeout.as_secs().max(1);
     Ok(prompts.render(
         "harness/conftest.py.j2",
@@ -331,8 +340,44 @@ fn render_conftest(
             "timeout_seconds": timeout,
             "output_types": output_types,
             "default_arguments": defaults,
+            "input_names": input_names,
         }),
     )?)
+}
+
+/// The harness's own test (`test_contract.py`): the script runs on the samples with no
+/// arguments and writes every declared output with its type. Only when every input has a
+/// sample to default to (a required scalar has no value to run with).
+fn render_contract_test(
+    prompts: &Prompts,
+    contract: &Contract,
+) -> Result<Option<String>, LoopError> {
+    if contract.inputs.iter().any(|i| i.mount.is_none()) {
+        return Ok(None);
+    }
+    Ok(Some(prompts.render(
+        "harness/test_contract.py.j2",
+        json!({"outputs_dir": OUTPUTS_DIR}),
+    )?))
+}
+
+/// How the note on a script that did not compile starts.
+const NOT_COMPILED: &str = "the script was not valid Python";
+
+/// The file of the harness's contract test.
+const CONTRACT_TEST_FILE: &str = "test_contract.py";
+
+/// A failure of the contract test is the script's: the model may not call it a test error.
+fn route_contract_failures_to_code(event: &mut Event) {
+    if let Event::Diagnosed { diagnoses, .. } = event {
+        for diagnosis in diagnoses {
+            if diagnosis.test_id.starts_with(CONTRACT_TEST_FILE)
+                && diagnosis.kind == crate::reclassify::FailureKind::TestError
+            {
+                diagnosis.kind = crate::reclassify::FailureKind::Logic;
+            }
+        }
+    }
 }
 
 struct Driver<'a> {
@@ -344,6 +389,7 @@ struct Driver<'a> {
     run_dir: &'a RunDir,
     contract: &'a Contract,
     conftest: String,
+    contract_test: Option<String>,
     env: Option<Env>,
     imports: Vec<String>,
     system_packages: BTreeSet<String>,
@@ -403,18 +449,7 @@ impl Driver<'_> {
         let steps = self.steps;
         match action {
             Action::Plan => steps.plan().await,
-            Action::WriteCode { notes } => {
-                let plan = session.plan().cloned().unwrap_or_default();
-                let (answer, usage) = steps.code(&plan, &notes).await?;
-                self.system_packages
-                    .extend(answer.system_packages.iter().cloned());
-                let packages = self.settle_packages(&answer.code, &answer.packages).await?;
-                Ok(Event::CodeWritten {
-                    code: answer.code,
-                    packages,
-                    usage,
-                })
-            }
+            Action::WriteCode { notes } => self.write_code(session, notes).await,
             Action::WriteTests { notes } => {
                 let code = session.code().filter(|_| self.options.tests_see_code);
                 steps.tests(&notes, code).await
@@ -445,7 +480,7 @@ impl Driver<'_> {
                         json!({"test_id": r.test_id, "kind": r.kind.name(), "fixed_by": fixed_by(r.kind)})
                     })
                     .collect();
-                steps
+                let mut event = steps
                     .diagnose(json!({
                         "code": session.code().unwrap_or_default(),
                         "tests": session.tests().unwrap_or_default(),
@@ -454,7 +489,9 @@ impl Driver<'_> {
                         "passing": passing,
                         "history": history,
                     }))
-                    .await
+                    .await?;
+                route_contract_failures_to_code(&mut event);
+                Ok(event)
             }
             Action::FixCode {
                 failures,
@@ -498,20 +535,43 @@ impl Driver<'_> {
         }
     }
 
-    /// Distributions from the code's imports (the sandbox interpreter's own `ast` and stdlib
-    /// list); the model's list is used only when the code does not parse.
-    async fn settle_packages(
+    /// The script, asked for once more (quoting the error) when it does not compile: a script
+    /// that cannot even be parsed is not worth a test run and a diagnosis.
+    async fn write_code(
         &mut self,
-        code: &str,
-        from_model: &[String],
-    ) -> Result<Vec<String>, LoopError> {
-        let analysis =
-            imports_to_packages(&self.interpreter.executable, code, &["solution"]).await?;
-        self.imports = analysis.distributions.iter().cloned().collect();
-        if analysis.syntax_error.is_some() {
-            return Ok(from_model.to_vec());
+        session: &Session,
+        mut notes: Vec<String>,
+    ) -> Result<Event, LoopError> {
+        let plan = session.plan().cloned().unwrap_or_default();
+        let mut spent = crate::session::Usage::default();
+        loop {
+            let (answer, usage) = self.steps.code(&plan, &notes).await?;
+            spent.input_tokens += usage.input_tokens;
+            spent.output_tokens += usage.output_tokens;
+            let analysis =
+                imports_to_packages(&self.interpreter.executable, &answer.code, &["solution"])
+                    .await?;
+            self.imports = analysis.distributions.iter().cloned().collect();
+            let packages = match analysis.syntax_error {
+                Some(error) if notes.iter().all(|n| !n.starts_with(NOT_COMPILED)) => {
+                    tracing::info!(%error, "the script does not compile; asking again");
+                    notes.push(format!(
+                        "{NOT_COMPILED} ({error}); write it again, complete"
+                    ));
+                    continue;
+                }
+                // The parse could not settle the imports: the model's list is all there is.
+                Some(_) => answer.packages.clone(),
+                None => analysis.distributions.into_iter().collect(),
+            };
+            self.system_packages
+                .extend(answer.system_packages.iter().cloned());
+            return Ok(Event::CodeWritten {
+                code: answer.code,
+                packages,
+                usage: spent,
+            });
         }
-        Ok(analysis.distributions.into_iter().collect())
     }
 
     async fn prepare(&mut self, packages: &[String]) -> Result<Event, LoopError> {
@@ -549,11 +609,14 @@ impl Driver<'_> {
                 "tests were to run before the environment was built".to_owned(),
             ));
         };
-        let files = vec![
+        let mut files = vec![
             SourceFile::new("solution.py", session.code().unwrap_or_default()),
             SourceFile::new("test_solution.py", session.tests().unwrap_or_default()),
             SourceFile::new("conftest.py", self.conftest.clone()),
         ];
+        if let Some(test) = &self.contract_test {
+            files.push(SourceFile::new(CONTRACT_TEST_FILE, test.clone()));
+        }
         let mut spec = PytestSpec::new(env, files);
         spec.limits = self.options.sandbox.limits;
         spec.network = self.options.sandbox.network;

@@ -7,6 +7,7 @@
 //!   solution.py            the script
 //!   test_solution.py       its tests
 //!   conftest.py            the harness the tests use (`run_solution`)
+//!   test_contract.py       the harness's own test: runs on the samples, writes typed outputs
 //!   requirements.txt       the environment, with resolved versions (name==version)
 //!   conversation.jsonl     every model request and response, in order
 //!   profiles/<name>.json   the profile of each sample

@@ -308,6 +308,104 @@ async fn the_test_writer_sees_the_code_only_when_asked() {
     );
 }
 
+/// Writes the revenue as a text that is not a number (like a pandas Series' repr).
+const NOT_A_NUMBER: &str = r#"f"rows: {float(row['qty'])}""#;
+
+#[tokio::test]
+async fn weak_model_tests_cannot_pass_a_script_that_breaks_the_contract() {
+    // The model's only test checks the exit code; the harness's contract test reads `total`
+    // back as a float, fails, and a "test_error" verdict on it still goes to the code fixer.
+    let weak = "import pytest\n\n\ndef test_runs(run_solution):\n    assert run_solution().returncode == 0\n";
+    let sent = SCRIPT
+        .replace("sum(BUG for row", "\"\".join(BUG for row")
+        .replace("BUG", NOT_A_NUMBER);
+    let fixed = script(GOOD);
+    let line = |text: &str| text.lines().nth(7).unwrap().to_owned();
+    let diagnosis = Entry::step(
+        "diagnose",
+        Reply::Json(json!({"failures": [{
+            "test_id": "test_contract.py::test_runs_on_the_samples_and_writes_every_output",
+            "kind": "test_error",
+            "evidence": "the output is text",
+            "fix": "accept text",
+            "packages": [],
+        }]})),
+    );
+    let fix = Entry::step(
+        "fix_code",
+        Reply::Json(
+            json!({"edits": [{"find": line(&sent), "replace": line(&fixed)}], "packages": [], "explanation": "sum numbers"}),
+        ),
+    );
+    let f = fixture(vec![plan(), code(&sent), test_file(weak), diagnosis, fix]).await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(result.attempts, 2);
+    let contract = "test_contract.py::test_runs_on_the_samples_and_writes_every_output";
+    assert_eq!(result.iterations[0].error_types[contract], "logic");
+    assert_eq!(f.steps(), ["plan", "code", "tests", "diagnose", "fix_code"]);
+    let first_run =
+        std::fs::read_to_string(f.dir.path().join("run/iterations/1/test_output.txt")).unwrap();
+    assert!(
+        first_run.contains("output 'total' must be one float, but solution.py wrote"),
+        "{first_run}"
+    );
+    assert!(f.dir.path().join("run/test_contract.py").exists());
+}
+
+#[tokio::test]
+async fn run_solution_refuses_arguments_that_are_not_inputs() {
+    let wrong = "import pytest\n\n\ndef test_runs(run_solution):\n    assert run_solution({\"name\": \"sales\"}).returncode == 0\n";
+    let right = "def test_runs(run_solution):\n    assert run_solution().returncode == 0\n";
+    let f = fixture(vec![
+        plan(),
+        code(&script(GOOD)),
+        test_file(wrong),
+        Entry::step(
+            "diagnose",
+            Reply::Json(json!({"failures": [{
+                "test_id": "test_solution.py::test_runs", "kind": "test_error",
+                "evidence": "`name` is not an input", "fix": "drop it", "packages": [],
+            }]})),
+        ),
+        Entry::step(
+            "fix_tests",
+            Reply::Json(
+                json!({"functions": [{"name": "test_runs", "source": right}], "imports": []}),
+            ),
+        ),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    let first_run =
+        std::fs::read_to_string(f.dir.path().join("run/iterations/1/test_output.txt")).unwrap();
+    assert!(
+        first_run.contains(
+            "run_solution got ['name'], which are not inputs of solution.py; its inputs are ['sales']"
+        ),
+        "{first_run}"
+    );
+}
+
+#[tokio::test]
+async fn a_script_that_does_not_compile_is_asked_for_again_before_any_test_run() {
+    let broken = script(GOOD).replace("if __name__", "eif __name__");
+    let f = fixture(vec![
+        plan(),
+        code(&broken),
+        code(&script(GOOD)),
+        test_file(&tests("25.5")),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(result.attempts, 1);
+    assert_eq!(f.steps(), ["plan", "code", "code", "tests"]);
+    let again = f.server.requests()[2].body.to_string();
+    assert!(again.contains("the script was not valid Python"), "{again}");
+}
+
 #[tokio::test]
 async fn a_wrong_test_is_fixed_by_a_test_patch() {
     let fixed = "def test_total_is_revenue(run_solution):\n    result = run_solution()\n    assert result.outputs[\"total\"] == pytest.approx(25.5)\n";
@@ -476,6 +574,13 @@ async fn a_missing_package_is_diagnosed_as_environment_and_installed() {
             "diagnose",
             Reply::Json(json!({"failures": [{
                 "test_id": "test_solution.py::test_total_is_revenue",
+                "kind": "environment",
+                "evidence": "ModuleNotFoundError: No module named 'six'",
+                "fix": "install six",
+                "packages": ["six"],
+            }, {
+                // The harness's contract test fails the same way.
+                "test_id": "test_contract.py::test_runs_on_the_samples_and_writes_every_output",
                 "kind": "environment",
                 "evidence": "ModuleNotFoundError: No module named 'six'",
                 "fix": "install six",

@@ -84,6 +84,7 @@ fn the_harness_runs_the_script_end_to_end_under_real_pytest() {
                 "output_types": {"count": "int", "scaled": "float", "strict": "bool",
                                  "elapsed": "timedelta", "report.txt": "file"},
                 "default_arguments": {"data": sample},
+                "input_names": ["data", "strict", "scale"],
             }),
         )
         .unwrap();
