@@ -6,6 +6,7 @@
 
 mod constraints;
 mod errors;
+mod examples;
 mod formats;
 mod generate;
 mod pandera;
