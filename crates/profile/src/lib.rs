@@ -27,7 +27,7 @@
 //!
 //! Measured (`benches/compare/compare.sh` on its 1,027 MiB mixed CSV, idle 2-core machine,
 //! 2026-11-23): 3.55 s wall and 6.98 s CPU (about 147 MiB/s of CPU time per core, 289 MiB/s
-//! wall), peak RSS 71 MiB with two threads; DuckDB `SUMMARIZE` took 7.05 s on the same file.
+//! wall), peak RSS 71 MiB with two threads; `DuckDB SUMMARIZE` took 7.05 s on the same file.
 
 mod api;
 mod chunks;
