@@ -179,6 +179,32 @@ pub(crate) struct ContainerRun<'a> {
     pub(crate) limits: Limits,
 }
 
+/// The labels that let a later process reap this container if this one dies before removing it.
+pub(crate) fn reaped_labels() -> HashMap<String, String> {
+    HashMap::from([
+        (SANDBOX_LABEL.to_owned(), "1".to_owned()),
+        (PID_LABEL.to_owned(), std::process::id().to_string()),
+    ])
+}
+
+/// Creates the container `name` (a `what` container, for the error) and arms its removal.
+pub(crate) async fn create_removable(
+    docker: &Docker,
+    name: &str,
+    body: ContainerCreateBody,
+    what: &str,
+) -> Result<Remover, SandboxError> {
+    let options = CreateContainerOptions {
+        name: Some(name.to_owned()),
+        ..Default::default()
+    };
+    docker
+        .create_container(Some(options), body)
+        .await
+        .map_err(|e| unavailable(format!("creating the {what} container failed: {e}")))?;
+    Ok(Remover::new(docker, name))
+}
+
 /// Removes the container when dropped (timeout, error, cancellation by Ctrl-C) unless disarmed.
 pub(crate) struct Remover {
     docker: Docker,
@@ -325,10 +351,7 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
         user: Some(format!("{0}:{0}", run.uid)),
         network_disabled: Some(!run.network),
         hostname: Some("sandbox".into()),
-        labels: Some(HashMap::from([
-            (SANDBOX_LABEL.to_owned(), "1".to_owned()),
-            (PID_LABEL.to_owned(), std::process::id().to_string()),
-        ])),
+        labels: Some(reaped_labels()),
         host_config: Some(host_config),
         ..Default::default()
     }

@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use bollard::Docker;
 use bollard::models::{ContainerConfig, ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
-    CommitContainerOptions, CreateContainerOptions, RemoveImageOptions, UploadToContainerOptions,
+    CommitContainerOptions, RemoveImageOptions, UploadToContainerOptions,
 };
 
-use crate::docker::{self, DockerConfig, PID_LABEL, Remover, SANDBOX_LABEL};
+use crate::docker::{self, DockerConfig, PID_LABEL, SANDBOX_LABEL};
 use crate::env::{Env, fnv1a64};
 use crate::error::SandboxError;
 use crate::exec;
@@ -226,10 +226,7 @@ async fn commit_copy(
         image: Some(from.to_owned()),
         cmd: Some(vec!["true".into()]),
         // Reaped like a run's container if this process dies mid-build.
-        labels: Some(HashMap::from([
-            (SANDBOX_LABEL.to_owned(), "1".to_owned()),
-            (PID_LABEL.to_owned(), std::process::id().to_string()),
-        ])),
+        labels: Some(docker::reaped_labels()),
         network_disabled: Some(true),
         host_config: Some(HostConfig {
             network_mode: Some("none".into()),
@@ -237,15 +234,7 @@ async fn commit_copy(
         }),
         ..Default::default()
     };
-    let options = CreateContainerOptions {
-        name: Some(name.clone()),
-        ..Default::default()
-    };
-    docker
-        .create_container(Some(options), body)
-        .await
-        .map_err(|e| docker::unavailable(format!("creating the build container failed: {e}")))?;
-    let mut guard = Remover::new(docker, &name);
+    let mut guard = docker::create_removable(docker, &name, body, "build").await?;
     let file = tokio::fs::File::open(tar)
         .await
         .map_err(SandboxError::io("reading", tar))?;

@@ -12,13 +12,13 @@ use std::time::Duration;
 use bollard::Docker;
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
-    CreateContainerOptions, InspectContainerOptions, KillContainerOptions, RemoveImageOptions,
-    StartContainerOptions, WaitContainerOptions,
+    InspectContainerOptions, KillContainerOptions, RemoveImageOptions, StartContainerOptions,
+    WaitContainerOptions,
 };
 use futures_util::StreamExt;
 use regex::Regex;
 
-use crate::docker::{self, DockerConfig, PID_LABEL, Remover, SANDBOX_LABEL};
+use crate::docker::{self, DockerConfig};
 use crate::docker_image::{self, DockerImage, FROM_LABEL};
 use crate::env::fnv1a64;
 use crate::error::SandboxError;
@@ -158,10 +158,7 @@ pub(crate) async fn ensure_sys_image(
             install_script(packages),
         ]),
         user: Some("0:0".into()),
-        labels: Some(HashMap::from([
-            (SANDBOX_LABEL.to_owned(), "1".to_owned()),
-            (PID_LABEL.to_owned(), std::process::id().to_string()),
-        ])),
+        labels: Some(docker::reaped_labels()),
         // The only container autocoder gives network: apt must reach the mirror.
         host_config: Some(HostConfig {
             network_mode: Some(cfg.build_network.clone()),
@@ -169,15 +166,7 @@ pub(crate) async fn ensure_sys_image(
         }),
         ..Default::default()
     };
-    let options = CreateContainerOptions {
-        name: Some(name.clone()),
-        ..Default::default()
-    };
-    docker
-        .create_container(Some(options), body)
-        .await
-        .map_err(|e| docker::unavailable(format!("creating the apt container failed: {e}")))?;
-    let mut guard = Remover::new(docker, &name);
+    let mut guard = docker::create_removable(docker, &name, body, "apt").await?;
     let installed = run_install(docker, &name, packages).await;
     let result = match installed {
         Ok(()) => docker_image::commit(docker, &name, &tag, want).await,
