@@ -52,7 +52,12 @@ pub struct DiagnosisAnswer {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CodeEditsAnswer {
     /// Exact replacements in the current script.
+    #[serde(default)]
     pub edits: Vec<Edit>,
+    /// The whole corrected script, asked for instead of edits when the script is short
+    /// (small models copy a short script more reliably than an exact excerpt); null otherwise.
+    #[serde(default)]
+    pub code: Option<String>,
     /// Distributions the changed script newly imports.
     pub packages: Vec<String>,
     /// One sentence on the change.

@@ -1,7 +1,9 @@
 //! Applies a model's code edits exactly. A logic fix comes back as `{find, replace}` pairs rather
 //! than a whole new script, so working parts stay untouched and we can check, without another
 //! model call, that each requested change really landed: an excerpt that isn't in the script, or
-//! is in it twice, is reported, never guessed at.
+//! is in it twice, is reported, never guessed at. A short script is fixed by a whole new version
+//! (small models copy 40 lines more reliably than an exact excerpt); it becomes one edit whose
+//! excerpt is the whole script, so the same checks apply.
 
 use serde::{Deserialize, Serialize};
 

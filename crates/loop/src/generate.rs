@@ -15,7 +15,9 @@ use autocoder_sandbox::{
 use serde_json::json;
 
 use crate::LoopError;
+use crate::answers::strip_code_fence;
 use crate::data::{self, DataOptions};
+use crate::edit::{Edit, apply_edits};
 use crate::options::{CacheMode, GenerateOptions};
 use crate::prompt::{TaskView, render};
 use crate::reclassify::mask_addresses;
@@ -23,7 +25,7 @@ use crate::request::{Contract, IoType, OUTPUTS_DIR};
 use crate::rundir::{
     EnvironmentRecord, GenerationResult, IterationRecord, RESULT_FORMAT_VERSION, RunDir, StepUsage,
 };
-use crate::session::{Action, Event, Session, TestOutcome, TestResult, TestRun};
+use crate::session::{Action, Event, RoutedFailure, Session, TestOutcome, TestResult, TestRun};
 use crate::splice::{function_name, function_source};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, Steps, tail};
 
@@ -361,6 +363,9 @@ fn render_contract_test(
     )?))
 }
 
+/// Scripts up to this many lines are fixed by asking for the whole script rather than edits.
+const WHOLE_SCRIPT_LINES: usize = 80;
+
 /// How the note on a script that did not compile starts.
 const NOT_COMPILED: &str = "the script was not valid Python";
 
@@ -497,22 +502,7 @@ impl Driver<'_> {
                 failures,
                 passing,
                 rejected,
-            } => {
-                let failures: Vec<_> = failures.iter().map(routed_json).collect();
-                let (answer, usage) = steps
-                    .fix_code(json!({
-                        "code": session.code().unwrap_or_default(),
-                        "failures": failures,
-                        "passing": passing,
-                        "rejected": rejected,
-                    }))
-                    .await?;
-                Ok(Event::CodeEdited {
-                    edits: answer.edits,
-                    packages: answer.packages,
-                    usage,
-                })
-            }
+            } => self.fix_code(session, &failures, passing, rejected).await,
             Action::FixTests { failures, rejected } => {
                 let tests = session.tests().unwrap_or_default();
                 let failures: Vec<_> = failures
@@ -568,6 +558,74 @@ impl Driver<'_> {
                 .extend(answer.system_packages.iter().cloned());
             return Ok(Event::CodeWritten {
                 code: answer.code,
+                packages,
+                usage: spent,
+            });
+        }
+    }
+
+    /// A code fix: the whole script when it is short, exact edits otherwise. A fix that leaves
+    /// the script unparseable goes back once with the error before a test run is spent on it;
+    /// imports the fix adds are read from the fixed script, like the first version's.
+    async fn fix_code(
+        &mut self,
+        session: &Session,
+        failures: &[RoutedFailure],
+        passing: Vec<String>,
+        mut rejected: Vec<String>,
+    ) -> Result<Event, LoopError> {
+        let current = session.code().unwrap_or_default().to_owned();
+        let whole_script = current.lines().count() <= WHOLE_SCRIPT_LINES;
+        let failures: Vec<_> = failures.iter().map(routed_json).collect();
+        let mut spent = crate::session::Usage::default();
+        loop {
+            let context = json!({
+                "code": current,
+                "failures": failures,
+                "passing": passing,
+                "rejected": rejected,
+                "whole_script": whole_script,
+            });
+            let (answer, usage) = self.steps.fix_code(context).await?;
+            spent.input_tokens += usage.input_tokens;
+            spent.output_tokens += usage.output_tokens;
+            let mut packages = answer.packages;
+            let edits = match answer.code.as_deref().map(strip_code_fence) {
+                Some(code) if !code.trim().is_empty() => vec![Edit {
+                    find: current.clone(),
+                    replace: code,
+                }],
+                _ => answer.edits,
+            };
+            let fixed = apply_edits(&current, &edits);
+            if fixed.changed(&current) {
+                let analysis =
+                    imports_to_packages(&self.interpreter.executable, &fixed.code, &["solution"])
+                        .await?;
+                match analysis.syntax_error {
+                    Some(error) if rejected.iter().all(|n| !n.starts_with(NOT_COMPILED)) => {
+                        tracing::info!(%error, "the fixed script does not compile; asking again");
+                        rejected.push(format!(
+                            "{NOT_COMPILED} after your change ({error}); the script above is unchanged"
+                        ));
+                        continue;
+                    }
+                    Some(_) => {}
+                    None => {
+                        let before: BTreeSet<_> = self.imports.iter().cloned().collect();
+                        packages.extend(
+                            analysis
+                                .distributions
+                                .iter()
+                                .filter(|d| !before.contains(*d))
+                                .cloned(),
+                        );
+                        self.imports = analysis.distributions.into_iter().collect();
+                    }
+                }
+            }
+            return Ok(Event::CodeEdited {
+                edits,
                 packages,
                 usage: spent,
             });

@@ -259,6 +259,69 @@ async fn a_logic_error_is_fixed_by_a_code_edit() {
 }
 
 #[tokio::test]
+async fn a_short_script_is_fixed_by_a_whole_new_version() {
+    let whole = Entry::step(
+        "fix_code",
+        Reply::Json(json!({
+            "edits": [],
+            "code": format!("```python\n{}```", script(GOOD)),
+            "packages": [],
+            "explanation": "revenue is qty * price",
+        })),
+    );
+    let f = fixture(vec![
+        plan(),
+        code(&script(BAD)),
+        test_file(&tests("25.5")),
+        diagnosis("logic", &[]),
+        whole,
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(result.solution, script(GOOD));
+    // The prompt asked for the whole script, not for edits.
+    let body = f.server.requests()[4].body.to_string();
+    assert!(body.contains("the whole corrected"), "{body}");
+}
+
+#[tokio::test]
+async fn a_fix_that_breaks_the_syntax_is_asked_again_before_a_test_run() {
+    let broken = Entry::step(
+        "fix_code",
+        Reply::Json(json!({
+            "edits": [{"find": BAD, "replace": "float(row[\"qty\"] *"}],
+            "code": null,
+            "packages": [],
+            "explanation": "revenue",
+        })),
+    );
+    let f = fixture(vec![
+        plan(),
+        code(&script(BAD)),
+        test_file(&tests("25.5")),
+        diagnosis("logic", &[]),
+        broken,
+        code_fix(),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    // Two runs only: the broken fix never reached the sandbox.
+    assert_eq!(result.attempts, 2);
+    assert_eq!(
+        f.steps(),
+        ["plan", "code", "tests", "diagnose", "fix_code", "fix_code"]
+    );
+    let again = f.server.requests()[5].body.to_string();
+    assert!(
+        again.contains("not valid Python after your change"),
+        "{again}"
+    );
+    assert_eq!(result.steps["fix_code"].calls, 2);
+}
+
+#[tokio::test]
 async fn tokens_are_booked_per_step_and_per_iteration() {
     let f = fixture(vec![
         plan().with_usage(100, 10),

@@ -154,6 +154,23 @@ fn diagnosis_and_fix_prompts() {
                 "failures": [failure.clone()],
                 "passing": [],
                 "rejected": ["the excerpt starting `x = 1` is not in the script; copy it exactly"],
+                "whole_script": false,
+            })
+        )
+        .unwrap()
+    );
+    insta::assert_snapshot!(
+        "fix_code_whole_script",
+        render(
+            &prompts,
+            "loop/fix_code.j2",
+            &view,
+            json!({
+                "code": "print('hi')",
+                "failures": [failure.clone()],
+                "passing": ["test_solution.py::test_region"],
+                "rejected": [],
+                "whole_script": true,
             })
         )
         .unwrap()
