@@ -123,6 +123,8 @@ pub async fn build(
             path: mount.clone(),
             context: view_context,
             checks: Vec::new(),
+            file_name: mount.rsplit('/').next().unwrap_or(mount).to_owned(),
+            first_lines: first_lines(sample, FIRST_LINES),
         });
     }
     let read = read_rules(rules, &tables, client).await;
@@ -243,6 +245,46 @@ fn most_relevant(rule: &str, tables: &[Tabular]) -> usize {
     best
 }
 
+/// How many lines of a sample (header included) tests are shown to copy.
+const FIRST_LINES: usize = 4;
+
+/// The first `count` lines of a text file, when each is short and a whole CSV record (an even
+/// number of quotes); otherwise none, so a test never copies half a record.
+fn first_lines(path: &Path, count: usize) -> Vec<String> {
+    const MAX_LINE: usize = 300;
+    let Ok(file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let mut head = Vec::new();
+    if std::io::Read::read_to_end(&mut std::io::Read::take(file, 64 * 1024), &mut head).is_err() {
+        return Vec::new();
+    }
+    let cut = head.len() == 64 * 1024;
+    let text = match std::str::from_utf8(&head) {
+        Ok(text) => text,
+        // The read limit may split a character; anything else is not text.
+        Err(err) if cut && err.error_len().is_none() => {
+            std::str::from_utf8(&head[..err.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => return Vec::new(),
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines: Vec<String> = Vec::new();
+    for line in text.split_inclusive('\n').take(count) {
+        let line = match line.strip_suffix('\n') {
+            Some(line) => line,
+            None if cut => break, // the read limit cut it: only whole lines
+            None => line,
+        };
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.len() > MAX_LINE || line.matches('"').count() % 2 == 1 || line.trim().is_empty() {
+            return Vec::new();
+        }
+        lines.push(line.to_owned());
+    }
+    if lines.len() < 2 { Vec::new() } else { lines }
+}
+
 fn text_preview(path: &Path) -> Result<String, LoopError> {
     let bytes = std::fs::read(path)
         .map_err(|err| LoopError::Data(format!("cannot read sample {}: {err}", path.display())))?;
@@ -265,4 +307,30 @@ fn text_preview(path: &Path) -> Result<String, LoopError> {
         "text file, {} bytes; it begins:\n{text}{cut}",
         bytes.len()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_lines;
+
+    fn lines_of(text: impl AsRef<[u8]>) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sample.csv");
+        std::fs::write(&path, text).unwrap();
+        first_lines(&path, 4)
+    }
+
+    #[test]
+    fn first_lines_are_whole_records_or_nothing() {
+        assert_eq!(
+            lines_of("\u{feff}a,b\r\n1,2\r\n3,4\r\n5,6\r\n7,8\r\n"),
+            ["a,b", "1,2", "3,4", "5,6"]
+        );
+        assert_eq!(lines_of("a,b\n1,2"), ["a,b", "1,2"]);
+        // A quoted newline would cut a record in two: nothing is better than half a record.
+        assert!(lines_of("a,b\n1,\"x\ny\"\n").is_empty());
+        assert!(lines_of("only a header\n").is_empty());
+        assert!(lines_of(b"a,b\n\xff\xfe\x00binary\n").is_empty());
+        assert!(lines_of(format!("a\n{}\n", "x".repeat(400))).is_empty());
+    }
 }

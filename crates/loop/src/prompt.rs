@@ -19,6 +19,11 @@ pub struct DatasetView {
     pub context: String,
     /// Rules turned into checks, each with the number of sample rows violating it.
     pub checks: Vec<CheckView>,
+    /// The sample's file name (`sales.csv`), for a test's own small input of the same kind.
+    pub file_name: String,
+    /// The sample's first lines (the header and up to three records) when each is a whole
+    /// record; empty otherwise. Tests copy them into small inputs whose results they can compute.
+    pub first_lines: Vec<String>,
 }
 
 /// One applied rule.

@@ -27,7 +27,10 @@ def main():
         sys.exit("--strict must be true or false")
     out = pathlib.Path(OUT)
     (out / "count").write_text(str(len(rows)) + "\n")
-    (out / "scaled").write_text(repr(len(rows) * args.scale))
+    if args.scale < 0:
+        (out / "scaled").write_text("0    1.0\n1    2.0\n")  # like a pandas Series
+    else:
+        (out / "scaled").write_text(repr(len(rows) * args.scale))
     (out / "strict").write_text(args.strict.upper())
     (out / "elapsed").write_text("1 day, 2:03:04.5")
     if args.strict == "true":
@@ -57,6 +60,11 @@ def test_bools_arrive_as_true_and_outputs_are_cleared(run_solution, tmp_path):
     assert result.outputs["report.txt"].read_text() == "strict run"
     again = run_solution({"data": data})
     assert again.outputs["report.txt"] is None
+
+def test_a_series_where_one_value_belongs_is_named_as_such(run_solution):
+    import pytest
+    with pytest.raises(ValueError, match=r"must be one float, but solution.py wrote 2 lines starting '0    1.0' \(a Series"):
+        run_solution({"scale": -1})
 
 def test_a_failing_run_reports_its_exit_code(run_solution):
     result = run_solution({"strict": "maybe"})
@@ -114,5 +122,5 @@ fn the_harness_runs_the_script_end_to_end_under_real_pytest() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    assert!(stdout.contains("3 passed"), "{stdout}");
+    assert!(stdout.contains("4 passed"), "{stdout}");
 }

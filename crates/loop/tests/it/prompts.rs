@@ -41,6 +41,8 @@ fn task() -> TaskView {
                 CheckView { text: "qty must be positive -> qty > 0".into(), violations: 0 },
                 CheckView { text: "price at most 100 -> price <= 100".into(), violations: 2 },
             ],
+            file_name: "sales.csv".into(),
+            first_lines: vec!["region,qty,price".into(), "north,3,2.5".into(), "south,2,4.0".into()],
         }],
         rules: vec![RuleView {
             text: "revenue is rounded to cents".into(),
