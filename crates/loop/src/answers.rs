@@ -58,10 +58,9 @@ pub struct CodeEditsAnswer {
     /// (small models copy a short script more reliably than an exact excerpt); null otherwise.
     #[serde(default)]
     pub code: Option<String>,
-    /// Distributions the changed script newly imports.
+    /// Distributions the changed script newly imports. (No free-text explanation is asked for:
+    /// the diff says what changed, and small models loop inside such a field to the token limit.)
     pub packages: Vec<String>,
-    /// One sentence on the change.
-    pub explanation: String,
 }
 
 /// The `fix_tests` step's answer.

@@ -366,6 +366,9 @@ fn render_contract_test(
 /// Scripts up to this many lines are fixed by asking for the whole script rather than edits.
 const WHOLE_SCRIPT_LINES: usize = 80;
 
+/// How the note on a test file that did not compile starts.
+const TESTS_NOT_COMPILED: &str = "the test file was not valid Python";
+
 /// How the note on a script that did not compile starts.
 const NOT_COMPILED: &str = "the script was not valid Python";
 
@@ -455,10 +458,7 @@ impl Driver<'_> {
         match action {
             Action::Plan => steps.plan().await,
             Action::WriteCode { notes } => self.write_code(session, notes).await,
-            Action::WriteTests { notes } => {
-                let code = session.code().filter(|_| self.options.tests_see_code);
-                steps.tests(&notes, code).await
-            }
+            Action::WriteTests { notes } => self.write_tests(session, notes).await,
             Action::PrepareEnvironment { packages } => self.prepare(&packages).await,
             Action::ReplacePackage { package, error } => {
                 steps.replace_package(&package, &error, &self.imports).await
@@ -561,6 +561,45 @@ impl Driver<'_> {
                 packages,
                 usage: spent,
             });
+        }
+    }
+
+    /// The test file, asked for once more (quoting the error) when Python cannot parse it:
+    /// small models break string literals inside JSON.
+    async fn write_tests(
+        &mut self,
+        session: &Session,
+        mut notes: Vec<String>,
+    ) -> Result<Event, LoopError> {
+        let code = session.code().filter(|_| self.options.tests_see_code);
+        let mut spent = crate::session::Usage::default();
+        loop {
+            let event = self.steps.tests(&notes, code).await?;
+            let Event::TestsWritten { tests, usage } = event else {
+                return Ok(event);
+            };
+            spent.input_tokens += usage.input_tokens;
+            spent.output_tokens += usage.output_tokens;
+            let analysis = imports_to_packages(
+                &self.interpreter.executable,
+                &tests,
+                &["solution", "conftest"],
+            )
+            .await?;
+            match analysis.syntax_error {
+                Some(error) if notes.iter().all(|n| !n.starts_with(TESTS_NOT_COMPILED)) => {
+                    tracing::info!(%error, "the test file does not compile; asking again");
+                    notes.push(format!(
+                        "{TESTS_NOT_COMPILED} ({error}); write it again, complete"
+                    ));
+                }
+                _ => {
+                    return Ok(Event::TestsWritten {
+                        tests,
+                        usage: spent,
+                    });
+                }
+            }
         }
     }
 

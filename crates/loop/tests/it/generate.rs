@@ -322,6 +322,29 @@ async fn a_fix_that_breaks_the_syntax_is_asked_again_before_a_test_run() {
 }
 
 #[tokio::test]
+async fn a_test_file_that_does_not_compile_is_asked_for_again_before_a_run() {
+    // What a small model writes: a JSON "\n" inside a Python string literal.
+    let broken = "import pytest\n\n\ndef test_total(run_solution):\n    x = 'a\nb'\n";
+    let f = fixture(vec![
+        plan(),
+        code(&script(GOOD)),
+        test_file(broken),
+        test_file(&tests("25.5")),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(result.attempts, 1);
+    assert_eq!(f.steps(), ["plan", "code", "tests", "tests"]);
+    let again = f.server.requests()[3].body.to_string();
+    assert!(
+        again.contains("the test file was not valid Python"),
+        "{again}"
+    );
+    assert_eq!(result.steps["tests"].calls, 2);
+}
+
+#[tokio::test]
 async fn tokens_are_booked_per_step_and_per_iteration() {
     let f = fixture(vec![
         plan().with_usage(100, 10),
