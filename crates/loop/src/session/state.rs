@@ -15,6 +15,10 @@ use crate::prompt::Plan;
 use crate::reclassify::{Decision, FailureKind, Reclassifier, Signature};
 use crate::splice::{FunctionPatch, splice_functions};
 
+/// What the harness (`templates/harness/conftest.py.j2`) says when the script wrote an output
+/// that is not of its declared type, such as a pandas Series where one float belongs.
+pub(crate) const OUTPUT_TYPE_ERROR: &str = "but solution.py wrote";
+
 /// Bytes of failure output kept as the "last error".
 const LAST_ERROR_LIMIT: usize = 8_000;
 
@@ -270,10 +274,19 @@ impl Session {
             self.retried_code_fix = false;
         } else if !self.retried_code_fix {
             self.retried_code_fix = true;
+            let whole_script = edits.len() == 1 && edits[0].find == before;
+            let rejected = if whole_script || edits.is_empty() {
+                vec![
+                    "your answer left the script unchanged: make the change the fixes ask for"
+                        .to_owned(),
+                ]
+            } else {
+                report.problems(edits)
+            };
             self.queue.push_front(Action::FixCode {
                 failures: self.pending_logic.clone(),
                 passing: self.anchors.iter().cloned().collect(),
-                rejected: report.problems(edits),
+                rejected,
             });
         } else {
             self.note("code: edits could not be applied".to_owned());
@@ -409,6 +422,11 @@ impl Session {
                 .collect();
             if kind == FailureKind::Environment && adds.is_empty() {
                 kind = FailureKind::Logic; // nothing to install: the import itself is wrong
+            }
+            if kind == FailureKind::TestError && failure.output.contains(OUTPUT_TYPE_ERROR) {
+                // The harness could not read an output as its declared type: whatever the test
+                // expects, the script broke the contract.
+                kind = FailureKind::Logic;
             }
             let signature = Signature::new(&failure.id, &failure.output);
             let route = match self.reclassifier.route(&signature, kind) {

@@ -179,6 +179,27 @@ fn a_wrong_test_is_fixed_by_a_test_patch() {
 }
 
 #[test]
+fn an_output_of_the_wrong_type_goes_to_the_code_fixer_whatever_the_diagnosis() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(run(vec![
+        result(
+            "test_solution.py::test_total",
+            TestOutcome::Failed,
+            "E   ValueError: output 'total' must be one float, but solution.py wrote 2 lines starting '0    1.0'",
+        ),
+        result("test_solution.py::test_exit", TestOutcome::Passed, ""),
+    ]));
+    s.next_action();
+    s.apply(diagnosed(FailureKind::TestError, &[]));
+    let Action::FixCode { failures, .. } = s.next_action() else {
+        panic!("must go to the code fixer")
+    };
+    assert_eq!(failures[0].reclassified_from, Some(FailureKind::TestError));
+    assert_eq!(failures[0].fix, "drop the + 1");
+}
+
+#[test]
 fn a_diagnosis_that_keeps_failing_is_reclassified_and_routed_to_the_other_fixer() {
     let mut s = session(Limits::default());
     up_to_first_run(&mut s);
