@@ -366,6 +366,31 @@ fn render_contract_test(
 /// Scripts up to this many lines are fixed by asking for the whole script rather than edits.
 const WHOLE_SCRIPT_LINES: usize = 80;
 
+/// How the note on an answer that stayed unusable starts.
+const UNUSABLE: &str = "your previous answer was unusable";
+
+/// An answer to a writing step that stayed unusable after the client's repair (cut off at the
+/// token limit, not JSON) is asked for once more with the reason; `None` means "ask again".
+fn again_if_unusable<T>(
+    answer: Result<T, LoopError>,
+    notes: &mut Vec<String>,
+) -> Result<Option<T>, LoopError> {
+    match answer {
+        Ok(answer) => Ok(Some(answer)),
+        Err(LoopError::Model(LlmError::InvalidStructuredOutput { error, .. }))
+            if notes.iter().all(|n| !n.starts_with(UNUSABLE)) =>
+        {
+            tracing::info!(%error, "the answer was unusable; asking once more");
+            let error: String = error.chars().take(200).collect();
+            notes.push(format!(
+                "{UNUSABLE} ({error}); answer again, complete and shorter, without repeating yourself"
+            ));
+            Ok(None)
+        }
+        Err(err) => Err(err),
+    }
+}
+
 /// How the note on a test file that did not compile starts.
 const TESTS_NOT_COMPILED: &str = "the test file was not valid Python";
 
@@ -535,7 +560,11 @@ impl Driver<'_> {
         let plan = session.plan().cloned().unwrap_or_default();
         let mut spent = crate::session::Usage::default();
         loop {
-            let (answer, usage) = self.steps.code(&plan, &notes).await?;
+            let Some((answer, usage)) =
+                again_if_unusable(self.steps.code(&plan, &notes).await, &mut notes)?
+            else {
+                continue;
+            };
             spent.input_tokens += usage.input_tokens;
             spent.output_tokens += usage.output_tokens;
             let analysis =
@@ -574,7 +603,10 @@ impl Driver<'_> {
         let code = session.code().filter(|_| self.options.tests_see_code);
         let mut spent = crate::session::Usage::default();
         loop {
-            let event = self.steps.tests(&notes, code).await?;
+            let Some(event) = again_if_unusable(self.steps.tests(&notes, code).await, &mut notes)?
+            else {
+                continue;
+            };
             let Event::TestsWritten { tests, usage } = event else {
                 return Ok(event);
             };

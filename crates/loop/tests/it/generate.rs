@@ -632,6 +632,31 @@ async fn invalid_json_from_the_model_is_repaired() {
 }
 
 #[tokio::test]
+async fn a_test_file_cut_at_the_token_limit_is_asked_for_again_not_the_end() {
+    let looping = json!({"tests": format!("import pytest\n{}", "# again\n".repeat(200))});
+    let cut = || Reply::Truncated {
+        json: looping.clone(),
+        keep_chars: 500,
+    };
+    let f = fixture(vec![
+        plan(),
+        code(&script(GOOD)),
+        Entry::step("tests", cut()),
+        Entry::step("tests/repair", cut()),
+        test_file(&tests("25.5")),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps(), ["plan", "code", "tests", "tests/repair", "tests"]);
+    let again = f.server.requests()[4].body.to_string();
+    assert!(
+        again.contains("your previous answer was unusable") && again.contains("token limit"),
+        "{again}"
+    );
+}
+
+#[tokio::test]
 async fn a_bad_request_fails_before_any_model_call() {
     let f = fixture(vec![]).await;
     let mut options = f.options();
