@@ -25,7 +25,9 @@ use crate::request::{Contract, IoType, OUTPUTS_DIR};
 use crate::rundir::{
     EnvironmentRecord, GenerationResult, IterationRecord, RESULT_FORMAT_VERSION, RunDir, StepUsage,
 };
-use crate::session::{Action, Event, RoutedFailure, Session, TestOutcome, TestResult, TestRun};
+use crate::session::{
+    Action, CONTRACT_TEST_FILE, Event, RoutedFailure, Session, TestOutcome, TestResult, TestRun,
+};
 use crate::splice::{function_name, function_source};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, Steps, tail};
 
@@ -397,22 +399,6 @@ const TESTS_NOT_COMPILED: &str = "the test file was not valid Python";
 /// How the note on a script that did not compile starts.
 const NOT_COMPILED: &str = "the script was not valid Python";
 
-/// The file of the harness's contract test.
-const CONTRACT_TEST_FILE: &str = "test_contract.py";
-
-/// A failure of the contract test is the script's: the model may not call it a test error.
-fn route_contract_failures_to_code(event: &mut Event) {
-    if let Event::Diagnosed { diagnoses, .. } = event {
-        for diagnosis in diagnoses {
-            if diagnosis.test_id.starts_with(CONTRACT_TEST_FILE)
-                && diagnosis.kind == crate::reclassify::FailureKind::TestError
-            {
-                diagnosis.kind = crate::reclassify::FailureKind::Logic;
-            }
-        }
-    }
-}
-
 struct Driver<'a> {
     options: &'a GenerateOptions,
     steps: &'a Steps<'a>,
@@ -510,7 +496,7 @@ impl Driver<'_> {
                         json!({"test_id": r.test_id, "kind": r.kind.name(), "fixed_by": fixed_by(r.kind)})
                     })
                     .collect();
-                let mut event = steps
+                steps
                     .diagnose(json!({
                         "code": session.code().unwrap_or_default(),
                         "tests": session.tests().unwrap_or_default(),
@@ -519,9 +505,7 @@ impl Driver<'_> {
                         "passing": passing,
                         "history": history,
                     }))
-                    .await?;
-                route_contract_failures_to_code(&mut event);
-                Ok(event)
+                    .await
             }
             Action::FixCode {
                 failures,

@@ -21,7 +21,7 @@ mod state;
 mod tests;
 mod types;
 
-pub use state::Session;
+pub use state::{CONTRACT_TEST_FILE, Session};
 pub use types::{
     Action, Diagnosis, Event, FailedTest, Finish, Limits, RoutedFailure, TestOutcome, TestResult,
     TestRun, Usage,

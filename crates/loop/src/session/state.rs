@@ -19,6 +19,10 @@ use crate::splice::{FunctionPatch, splice_functions};
 /// that is not of its declared type, such as a pandas Series where one float belongs.
 pub(crate) const OUTPUT_TYPE_ERROR: &str = "but solution.py wrote";
 
+/// The file of the harness's contract test (the script runs on the samples and writes every
+/// declared output with its type).
+pub const CONTRACT_TEST_FILE: &str = "test_contract.py";
+
 /// Bytes of failure output kept as the "last error".
 const LAST_ERROR_LIMIT: usize = 8_000;
 
@@ -423,13 +427,22 @@ impl Session {
             if kind == FailureKind::Environment && adds.is_empty() {
                 kind = FailureKind::Logic; // nothing to install: the import itself is wrong
             }
-            if kind == FailureKind::TestError && failure.output.contains(OUTPUT_TYPE_ERROR) {
-                // The harness could not read an output as its declared type: whatever the test
-                // expects, the script broke the contract.
+            // The contract test failed, or the harness could not read an output as its declared
+            // type: whatever a test expects, the script broke the contract, and no test fix can
+            // change that, so such a failure never goes to the test fixer.
+            let script_at_fault = failure.id.starts_with(CONTRACT_TEST_FILE)
+                || failure.output.contains(OUTPUT_TYPE_ERROR);
+            if script_at_fault && kind == FailureKind::TestError {
                 kind = FailureKind::Logic;
             }
             let signature = Signature::new(&failure.id, &failure.output);
             let route = match self.reclassifier.route(&signature, kind) {
+                Decision::Fix(mut route)
+                    if script_at_fault && route.kind == FailureKind::TestError =>
+                {
+                    route.kind = FailureKind::Logic;
+                    route
+                }
                 Decision::Fix(route) => route,
                 Decision::Exhausted { .. } => {
                     exhausted.push(failure.id.clone());

@@ -197,6 +197,24 @@ fn an_output_of_the_wrong_type_goes_to_the_code_fixer_whatever_the_diagnosis() {
     };
     assert_eq!(failures[0].reclassified_from, Some(FailureKind::TestError));
     assert_eq!(failures[0].fix, "drop the + 1");
+    // A code fix that does not help: the same failure still goes to the code fixer, never to
+    // the test fixer (no test change can make the output a float).
+    s.apply(fix_code());
+    assert_eq!(s.next_action(), Action::RunTests);
+    s.apply(run(vec![
+        result(
+            "test_solution.py::test_total",
+            TestOutcome::Failed,
+            "E   ValueError: output 'total' must be one float, but solution.py wrote 2 lines starting '0    1.0'",
+        ),
+        result("test_solution.py::test_exit", TestOutcome::Passed, ""),
+    ]));
+    s.next_action();
+    s.apply(diagnosed(FailureKind::TestError, &[]));
+    assert!(
+        matches!(s.next_action(), Action::FixCode { .. }),
+        "must stay with the code fixer"
+    );
 }
 
 #[test]

@@ -648,7 +648,10 @@ async fn a_test_file_cut_at_the_token_limit_is_asked_for_again_not_the_end() {
     .await;
     let result = f.generate(&f.options()).await;
     assert!(result.success, "{result:#?}");
-    assert_eq!(f.steps(), ["plan", "code", "tests", "tests/repair", "tests"]);
+    assert_eq!(
+        f.steps(),
+        ["plan", "code", "tests", "tests/repair", "tests"]
+    );
     let again = f.server.requests()[4].body.to_string();
     assert!(
         again.contains("your previous answer was unusable") && again.contains("token limit"),
