@@ -26,6 +26,13 @@ pub struct CallParams {
     /// Nucleus sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
+    /// Penalty on tokens by how often they already appear (OpenAI-compatible servers only;
+    /// against the loops small local models fall into). Not sent to Anthropic, which has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency_penalty: Option<f64>,
+    /// Penalty on tokens that already appear at all (OpenAI-compatible servers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presence_penalty: Option<f64>,
     /// Seed for reproducible sampling (OpenAI-compatible servers only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
@@ -42,6 +49,8 @@ impl CallParams {
             temperature: overrides.temperature.or(self.temperature),
             max_tokens: overrides.max_tokens.or(self.max_tokens),
             top_p: overrides.top_p.or(self.top_p),
+            frequency_penalty: overrides.frequency_penalty.or(self.frequency_penalty),
+            presence_penalty: overrides.presence_penalty.or(self.presence_penalty),
             seed: overrides.seed.or(self.seed),
             stop: if overrides.stop.is_empty() {
                 self.stop.clone()

@@ -368,6 +368,26 @@ fn render_contract_test(
 /// Scripts up to this many lines are fixed by asking for the whole script rather than edits.
 const WHOLE_SCRIPT_LINES: usize = 80;
 
+/// How the note on a "whole script" that is not one starts.
+const NOT_WHOLE: &str = "your answer was not the whole script";
+
+/// Why `code`, offered as the whole new version of `current`, is not one: small models answer
+/// with a stub that imports the script itself, or with only the changed lines.
+fn not_a_whole_script(current: &str, code: &str) -> Option<String> {
+    let imports_itself = code.lines().any(|line| {
+        let line = line.trim();
+        line.starts_with("from solution import") || line == "import solution"
+    });
+    if imports_itself {
+        return Some("it imports `solution`, the script itself; write the script".to_owned());
+    }
+    let lines = |text: &str| text.lines().filter(|l| !l.trim().is_empty()).count();
+    let (before, after) = (lines(current), lines(code));
+    (after < 3 || after * 3 < before).then(|| {
+        format!("it has {after} lines where the script has {before}; answer with every line")
+    })
+}
+
 /// How the note on an answer that stayed unusable starts.
 const UNUSABLE: &str = "your previous answer was unusable";
 
@@ -646,10 +666,19 @@ impl Driver<'_> {
             spent.output_tokens += usage.output_tokens;
             let mut packages = answer.packages;
             let edits = match answer.code.as_deref().map(strip_code_fence) {
-                Some(code) if !code.trim().is_empty() => vec![Edit {
-                    find: current.clone(),
-                    replace: code,
-                }],
+                Some(code) if !code.trim().is_empty() => {
+                    match not_a_whole_script(&current, &code) {
+                        Some(problem) if rejected.iter().all(|n| !n.starts_with(NOT_WHOLE)) => {
+                            rejected.push(format!("{NOT_WHOLE}: {problem}"));
+                            continue;
+                        }
+                        Some(_) => Vec::new(),
+                        None => vec![Edit {
+                            find: current.clone(),
+                            replace: code,
+                        }],
+                    }
+                }
                 _ => answer.edits,
             };
             let fixed = apply_edits(&current, &edits);

@@ -40,6 +40,12 @@ pub(crate) struct ModelArgs {
     /// Nucleus sampling.
     #[arg(long)]
     pub(crate) top_p: Option<f64>,
+    /// Penalty on tokens by how often they already appear (OpenAI-compatible servers).
+    #[arg(long)]
+    pub(crate) frequency_penalty: Option<f64>,
+    /// Penalty on tokens that already appear at all (OpenAI-compatible servers).
+    #[arg(long)]
+    pub(crate) presence_penalty: Option<f64>,
     /// Sampling seed, where the provider supports one.
     #[arg(long)]
     pub(crate) seed: Option<u64>,
@@ -70,6 +76,8 @@ impl ModelArgs {
             temperature: self.temperature,
             max_tokens: self.max_tokens,
             top_p: self.top_p,
+            frequency_penalty: self.frequency_penalty,
+            presence_penalty: self.presence_penalty,
             seed: self.seed,
             ..CallParams::default()
         };

@@ -29,6 +29,14 @@ pub(crate) fn body(request: &WireRequest<'_>, openai_proper: bool) -> Value {
     if let Some(top_p) = params.top_p {
         body.insert("top_p".into(), json!(top_p));
     }
+    for (key, value) in [
+        ("frequency_penalty", params.frequency_penalty),
+        ("presence_penalty", params.presence_penalty),
+    ] {
+        if let Some(value) = value {
+            body.insert(key.into(), json!(value));
+        }
+    }
     if let Some(seed) = params.seed {
         body.insert("seed".into(), json!(seed));
     }

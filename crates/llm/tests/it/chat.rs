@@ -15,6 +15,7 @@ async fn openai_chat_sends_params_step_and_key() {
     let mut config = config(&server, "openai/gpt-4.1");
     config.params.temperature = Some(0.9);
     config.params.max_tokens = Some(100);
+    config.params.frequency_penalty = Some(0.3);
     config.forced_params.temperature = Some(0.2);
     let client = client(config);
     let overrides = CallParams {
@@ -53,6 +54,8 @@ async fn openai_chat_sends_params_step_and_key() {
     assert_eq!(body["temperature"], 0.2, "the user's pinned value wins");
     assert_eq!(body["max_tokens"], 50, "the per-call override wins");
     assert_eq!(body["seed"], 7);
+    assert_eq!(body["frequency_penalty"], 0.3);
+    assert!(body.get("presence_penalty").is_none());
     assert_eq!(body["stop"], json!(["END"]));
     assert_eq!(
         body["messages"],

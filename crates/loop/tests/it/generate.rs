@@ -286,6 +286,37 @@ async fn a_short_script_is_fixed_by_a_whole_new_version() {
 }
 
 #[tokio::test]
+async fn a_stub_offered_as_the_whole_script_is_sent_back() {
+    let stub = Entry::step(
+        "fix_code",
+        Reply::Json(
+            json!({"edits": [], "code": "from solution import main\nmain()", "packages": []}),
+        ),
+    );
+    let whole = Entry::step(
+        "fix_code",
+        Reply::Json(json!({"edits": [], "code": script(GOOD), "packages": []})),
+    );
+    let f = fixture(vec![
+        plan(),
+        code(&script(BAD)),
+        test_file(&tests("25.5")),
+        diagnosis("logic", &[]),
+        stub,
+        whole,
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(result.attempts, 2, "the stub never reached the sandbox");
+    let again = f.server.requests()[5].body.to_string();
+    assert!(
+        again.contains("not the whole script: it imports `solution`"),
+        "{again}"
+    );
+}
+
+#[tokio::test]
 async fn a_fix_that_breaks_the_syntax_is_asked_again_before_a_test_run() {
     let broken = Entry::step(
         "fix_code",
