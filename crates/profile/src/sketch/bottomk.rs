@@ -21,21 +21,19 @@ pub(crate) struct BottomK<T> {
 }
 
 impl<T> BottomK<T> {
+    #[cfg(test)]
     pub(crate) fn new(k: usize) -> Self {
-        Self {
-            k,
-            kept: Vec::new(),
-            threshold: u64::MAX,
-            seen: 0,
-        }
+        Self::with_threshold(k, u64::MAX)
     }
 
     /// A sample that already knows keys from `threshold` up cannot make the final sample
     /// (another part of the input has `k` smaller ones).
     pub(crate) fn with_threshold(k: usize, threshold: u64) -> Self {
         Self {
+            k,
+            kept: Vec::new(),
             threshold,
-            ..Self::new(k)
+            seen: 0,
         }
     }
 
