@@ -32,7 +32,8 @@ impl<T> BottomK<T> {
         Self {
             k,
             kept: Vec::new(),
-            threshold,
+            // An empty sample keeps no key.
+            threshold: if k == 0 { 0 } else { threshold },
             seen: 0,
         }
     }
@@ -46,7 +47,7 @@ impl<T> BottomK<T> {
     #[inline]
     pub(crate) fn offer(&mut self, key: u64, make: impl FnOnce() -> T) {
         self.seen += 1;
-        if key >= self.threshold || self.k == 0 {
+        if key >= self.threshold {
             return;
         }
         self.kept.push(Keyed { key, item: make() });
