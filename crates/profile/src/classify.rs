@@ -255,6 +255,27 @@ mod tests {
     }
 
     #[test]
+    fn only_text_has_other_than_ascii() {
+        let pieces = [
+            "1", "0", "9", ".", "-", "+", " ", "e", "é", "T", "rue", ":", "/", "Z", "2024-01-31",
+            "10:00", "inf", "\u{a0}", "٣",
+        ];
+        let mut x: u64 = 17;
+        for case in 0..50_000 {
+            let mut text = String::new();
+            for _ in 0..(case % 8) {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                text.push_str(pieces[(x >> 33) as usize % pieces.len()]);
+            }
+            if !text.is_ascii() {
+                assert_eq!(classify(&text), Kind::Text, "{text:?}");
+            }
+        }
+    }
+
+    #[test]
     fn booleans_dates_and_datetimes() {
         assert_eq!(classify("True"), Kind::Bool(true));
         assert_eq!(classify("false"), Kind::Bool(false));

@@ -18,8 +18,10 @@ pub struct NullSpec {
     extra: Vec<String>,
     /// Every string that counts, for the fast check.
     all: Vec<Box<[u8]>>,
-    /// Bit `b` set when some null string starts with byte `b` (bit 0 stands for "").
-    first_bytes: [u64; 4],
+    /// By first byte, then by last byte (byte 0 for ""): bit `n` (`n` < 63, bit 63 for longer)
+    /// set when some null string of `n` bytes has that byte there. A field passes the filter
+    /// before it is compared with the strings.
+    ends: Box<[[u64; 256]; 2]>,
     max_len: usize,
 }
 
@@ -63,18 +65,19 @@ impl NullSpec {
                 all.push(e.as_bytes().into());
             }
         }
-        let mut first_bytes = [0u64; 4];
+        let mut ends = Box::new([[0u64; 256]; 2]);
         let mut max_len = 0;
         for s in &all {
-            let b = s.first().copied().unwrap_or(0);
-            first_bytes[usize::from(b >> 6)] |= 1 << (b & 63);
+            let (first, last, bit) = ends_of(s);
+            ends[0][first] |= bit;
+            ends[1][last] |= bit;
             max_len = max_len.max(s.len());
         }
         NullSpec {
             keep_default_na,
             extra,
             all,
-            first_bytes,
+            ends,
             max_len,
         }
     }
@@ -101,12 +104,20 @@ impl NullSpec {
         if field.len() > self.max_len {
             return false;
         }
-        let b = field.first().copied().unwrap_or(0);
-        if self.first_bytes[usize::from(b >> 6)] & (1 << (b & 63)) == 0 {
+        let (first, last, bit) = ends_of(field);
+        if self.ends[0][first] & self.ends[1][last] & bit == 0 {
             return false;
         }
         self.all.iter().any(|s| **s == *field)
     }
+}
+
+/// The first and last byte of `text` (0 for ""), and its length as a bit of the filter.
+#[inline]
+fn ends_of(text: &[u8]) -> (usize, usize, u64) {
+    let first = text.first().copied().unwrap_or(0);
+    let last = text.last().copied().unwrap_or(0);
+    (usize::from(first), usize::from(last), 1 << text.len().min(63))
 }
 
 #[cfg(test)]
@@ -126,8 +137,41 @@ mod tests {
         assert!(n.is_null(b"-") && n.is_null(b"missing value") && n.is_null(b"NA"));
         let n = NullSpec::only(vec!["?".into()]);
         assert!(n.is_null(b"?") && !n.is_null(b"") && !n.is_null(b"NA"));
+        let long = "x".repeat(70);
+        let wide = NullSpec::new(true, vec![long.clone(), "\0".into()]);
+        assert!(wide.is_null(long.as_bytes()) && wide.is_null(b"\0") && wide.is_null(b""));
+        assert!(!wide.is_null(&long.as_bytes()[1..]) && !wide.is_null(b"\0\0"));
         let json = serde_json::to_string(&n).unwrap();
         assert_eq!(json, r#"{"keep_default_na":false,"na_values":["?"]}"#);
         assert_eq!(serde_json::from_str::<NullSpec>(&json).unwrap(), n);
+    }
+
+    #[test]
+    fn the_filter_agrees_with_comparing_every_string() {
+        let pieces = ["", "N", "A", "n", "a", "/", "#", "1", ".", "-", "I", "D", "<", ">", "x"];
+        let specs = [
+            NullSpec::default(),
+            NullSpec::new(true, vec!["-".into(), "n.a.".into(), "?".repeat(64)]),
+            NullSpec::only(vec!["NA".into(), "#".into()]),
+        ];
+        let mut x: u64 = 3;
+        for case in 0..50_000 {
+            let mut text = String::new();
+            for _ in 0..(case % 10) {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                text.push_str(pieces[(x >> 33) as usize % pieces.len()]);
+            }
+            for spec in &specs {
+                let slow = spec.all.iter().any(|s| **s == *text.as_bytes());
+                assert_eq!(spec.is_null(text.as_bytes()), slow, "{text:?}");
+            }
+        }
+        for s in PANDAS_NA_VALUES {
+            for spec in &specs[..2] {
+                assert!(spec.is_null(s.as_bytes()), "{s:?}");
+            }
+        }
     }
 }

@@ -76,7 +76,8 @@ impl<'a> Record<'a> {
 
     /// The fields' text end to end, and where each field ends in it.
     pub(crate) fn to_joined(self) -> (String, Vec<usize>) {
-        let mut text = String::new();
+        let bytes = self.spans.iter().map(|&(start, end)| end - start).sum();
+        let mut text = String::with_capacity(bytes);
         let mut ends = Vec::with_capacity(self.len());
         for field in self.fields() {
             text.push_str(field);

@@ -6,17 +6,23 @@ use crate::sketch::bottomk::{BottomK, linear_quantile};
 /// The quantiles every profile reports.
 pub(crate) const QUANTILES: [f64; 7] = [0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99];
 
+/// Sortedness flags of [`Mono`].
+const INC: u8 = 1;
+const DEC: u8 = 2;
+const STRICT_INC: u8 = 4;
+const STRICT_DEC: u8 = 8;
+/// The orderings two neighbours `a`, `b` keep, by `(a < b) + 2 (a > b)`: values are never
+/// NaN, so two comparisons decide all four (and never both hold).
+const KEEP: [u8; 4] = [INC | DEC, INC | STRICT_INC, DEC | STRICT_DEC, 0];
+
 /// Whether values seen in order are sorted.
 #[derive(Debug, Clone, Copy)]
-#[allow(clippy::struct_excessive_bools)] // four independent orderings
 pub(crate) struct Mono {
     first: f64,
     last: f64,
     n: u64,
-    inc: bool,
-    dec: bool,
-    strict_inc: bool,
-    strict_dec: bool,
+    /// The orderings that still hold: [`INC`], [`DEC`], [`STRICT_INC`], [`STRICT_DEC`].
+    flags: u8,
 }
 
 impl Default for Mono {
@@ -25,10 +31,7 @@ impl Default for Mono {
             first: 0.0,
             last: 0.0,
             n: 0,
-            inc: true,
-            dec: true,
-            strict_inc: true,
-            strict_dec: true,
+            flags: INC | DEC | STRICT_INC | STRICT_DEC,
         }
     }
 }
@@ -39,13 +42,7 @@ impl Mono {
         if self.n == 0 {
             self.first = x;
         } else {
-            // Values are never NaN, so two comparisons decide all four orderings.
-            let (a, b) = (self.last, x);
-            let (below, above) = (a < b, a > b);
-            self.inc &= !above;
-            self.dec &= !below;
-            self.strict_inc &= below;
-            self.strict_dec &= above;
+            self.step(self.last, x);
         }
         self.last = x;
         self.n += 1;
@@ -53,10 +50,7 @@ impl Mono {
 
     #[inline]
     fn step(&mut self, a: f64, b: f64) {
-        self.inc &= a <= b;
-        self.dec &= a >= b;
-        self.strict_inc &= a < b;
-        self.strict_dec &= a > b;
+        self.flags &= KEEP[usize::from(a < b) | (usize::from(a > b) << 1)];
     }
 
     /// Appends `next`, which came after `self` in the file.
@@ -69,10 +63,7 @@ impl Mono {
             return;
         }
         self.step(self.last, next.first);
-        self.inc &= next.inc;
-        self.dec &= next.dec;
-        self.strict_inc &= next.strict_inc;
-        self.strict_dec &= next.strict_dec;
+        self.flags &= next.flags;
         self.last = next.last;
         self.n += next.n;
     }
@@ -81,13 +72,13 @@ impl Mono {
         use crate::Monotonic;
         if self.n < 2 {
             Monotonic::None
-        } else if self.strict_inc {
+        } else if self.flags & STRICT_INC != 0 {
             Monotonic::StrictlyIncreasing
-        } else if self.strict_dec {
+        } else if self.flags & STRICT_DEC != 0 {
             Monotonic::StrictlyDecreasing
-        } else if self.inc {
+        } else if self.flags & INC != 0 {
             Monotonic::Increasing
-        } else if self.dec {
+        } else if self.flags & DEC != 0 {
             Monotonic::Decreasing
         } else {
             Monotonic::None
@@ -99,6 +90,9 @@ impl Mono {
 #[derive(Debug, Clone)]
 pub(crate) struct Moments {
     pub(crate) n: u64,
+    /// `n` as an `f64` (exact below 2^53), kept apart: converting a `u64` takes several
+    /// instructions on x86-64.
+    count: f64,
     mean: f64,
     m2: f64,
     sum: f64,
@@ -119,6 +113,7 @@ impl Moments {
     pub(crate) fn gated(sample: usize, threshold: u64) -> Self {
         Self {
             n: 0,
+            count: 0.0,
             mean: 0.0,
             m2: 0.0,
             sum: 0.0,
@@ -134,8 +129,9 @@ impl Moments {
     #[inline]
     pub(crate) fn add(&mut self, x: f64, key: u64) {
         self.n += 1;
+        self.count += 1.0;
         let delta = x - self.mean;
-        self.mean += delta / self.n as f64;
+        self.mean += delta / self.count;
         self.m2 += delta * (x - self.mean);
         // Neumaier's compensated sum.
         let t = self.sum + x;
@@ -160,6 +156,7 @@ impl Moments {
             self.mean += delta * nb / n as f64;
             self.m2 += next.m2 + delta * delta * na * nb / n as f64;
             self.n = n;
+            self.count = n as f64;
             let t = self.sum + next.sum;
             if self.sum.abs() >= next.sum.abs() {
                 self.compensation += (self.sum - t) + next.sum;

@@ -1,14 +1,12 @@
 //! The accumulator of a whole chunk (every column, duplicate rows, samples, bad rows), merged in
 //! file order into the accumulator of the file, and finished into a [`Profile`].
 
-use std::collections::HashSet;
-use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::column::{ColumnAcc, ColumnHints, ColumnSettings, SAMPLES};
 use crate::records::{ChunkCounts, Record};
 use crate::sketch::bottomk::BottomK;
-use crate::sketch::counts::IdHasher;
+use crate::sketch::flat::FlatSet;
 use crate::sketch::hash::{hash_bytes, key3, mix64};
 use crate::sketch::hll::{DEFAULT_BITS, Hll, WIDE_BITS};
 use crate::{BadRows, FORMAT_VERSION, Profile, ProfileOptions, SampleRow};
@@ -44,6 +42,8 @@ pub(crate) struct Hints {
     many_values: Vec<AtomicBool>,
     /// The merged sample thresholds, [`SAMPLES`] per column.
     gates: Vec<AtomicU64>,
+    /// The merged threshold of the sample rows.
+    row_gate: AtomicU64,
 }
 
 impl Hints {
@@ -54,6 +54,7 @@ impl Hints {
             gates: (0..columns * SAMPLES)
                 .map(|_| AtomicU64::new(u64::MAX))
                 .collect(),
+            row_gate: AtomicU64::new(u64::MAX),
         }
     }
 
@@ -76,7 +77,7 @@ pub(crate) struct TableAcc {
     pub(crate) columns: Vec<ColumnAcc>,
     pub(crate) rows: u64,
     row_hashes: Vec<u64>,
-    seen_rows: Option<HashSet<u64, BuildHasherDefault<IdHasher>>>,
+    seen_rows: Option<FlatSet>,
     row_hll: Hll,
     duplicates: u64,
     samples: BottomK<Sampled>,
@@ -117,10 +118,13 @@ impl TableAcc {
                 .collect(),
             rows: 0,
             row_hashes: Vec::new(),
-            seen_rows: Some(HashSet::default()),
+            seen_rows: Some(FlatSet::default()),
             row_hll: Hll::default(),
             duplicates: 0,
-            samples: BottomK::new(options.sample_rows),
+            samples: BottomK::with_threshold(
+                options.sample_rows,
+                hints.map_or(u64::MAX, |h| h.row_gate.load(Ordering::Relaxed)),
+            ),
             bad: BadRows::default(),
             pattern_rows: 0,
             chunk,
@@ -178,6 +182,9 @@ impl TableAcc {
     /// chunks skip keys that cannot make the final samples.
     pub(crate) fn publish_merged(&self, hints: &Hints) {
         self.publish_kinds(hints);
+        hints
+            .row_gate
+            .store(self.samples.threshold(), Ordering::Relaxed);
         for (i, c) in self.columns.iter().enumerate() {
             for (j, t) in c.thresholds().into_iter().enumerate() {
                 hints.gates[i * SAMPLES + j].store(t, Ordering::Relaxed);

@@ -172,7 +172,15 @@ impl ColumnAcc {
     pub(crate) fn add(&mut self, value: &str, hash: u64, key: u64, measure_patterns: bool) {
         self.count += 1;
         self.counts.add(hash, value, key);
-        let chars = if value.is_ascii() {
+        let p = prefix(value);
+        keep_extreme(&mut self.text_min, value, p, std::cmp::Ordering::Less);
+        keep_extreme(&mut self.text_max, value, p, std::cmp::Ordering::Greater);
+        if measure_patterns {
+            self.patterns.add(value);
+        }
+        // Values of the other kinds are ASCII: only text needs its characters counted.
+        let ascii = !self.text_known && self.add_kind(value, key);
+        let chars = if ascii || value.is_ascii() {
             value.len()
         } else {
             value.chars().count()
@@ -180,15 +188,11 @@ impl ColumnAcc {
         self.len_min = self.len_min.min(chars);
         self.len_max = self.len_max.max(chars);
         self.len_sum += chars;
-        let p = prefix(value);
-        keep_extreme(&mut self.text_min, value, p, std::cmp::Ordering::Less);
-        keep_extreme(&mut self.text_max, value, p, std::cmp::Ordering::Greater);
-        if measure_patterns {
-            self.patterns.add(value);
-        }
-        if self.text_known {
-            return;
-        }
+    }
+
+    /// Classifies a value and adds it to the statistics of its kind; false for text.
+    #[inline]
+    fn add_kind(&mut self, value: &str, key: u64) -> bool {
         match classify(value) {
             Kind::Bool(b) => {
                 self.bools += 1;
@@ -253,8 +257,10 @@ impl ColumnAcc {
             Kind::Text => {
                 self.has_text = true;
                 self.text_known = true;
+                return false;
             }
         }
+        true
     }
 
     #[inline]
@@ -367,24 +373,50 @@ fn prefix(value: &str) -> u64 {
     p
 }
 
+/// Makes `value` (with prefix `p`) the extreme when it orders `want` against the current one.
+/// Most values differ from the extreme in their first eight bytes and are no new extreme: that
+/// path is one comparison, the rest is out of line.
 #[inline]
 fn keep_extreme(slot: &mut Option<Extreme>, value: &str, p: u64, want: std::cmp::Ordering) {
     match slot {
-        Some(current) => {
-            let order = p
-                .cmp(&current.prefix)
-                .then_with(|| value.cmp(current.text.as_str()));
-            if order == want {
-                current.prefix = p;
-                current.text.clear();
-                current.text.push_str(value);
+        Some(current) if p != current.prefix => {
+            if p.cmp(&current.prefix) == want {
+                current.set(value, p);
             }
         }
-        None => {
-            *slot = Some(Extreme {
-                prefix: p,
-                text: value.to_owned(),
-            });
+        Some(current) => {
+            if current.tie(value) == want {
+                current.set(value, p);
+            }
+        }
+        None => *slot = Some(Extreme::new(value, p)),
+    }
+}
+
+impl Extreme {
+    #[inline(never)]
+    fn new(value: &str, prefix: u64) -> Self {
+        Self {
+            prefix,
+            text: value.to_owned(),
+        }
+    }
+
+    #[inline(never)]
+    fn set(&mut self, value: &str, prefix: u64) {
+        self.prefix = prefix;
+        self.text.clear();
+        self.text.push_str(value);
+    }
+
+    /// How `value`, whose prefix is this one's, orders against this text.
+    #[inline(never)]
+    fn tie(&self, value: &str) -> std::cmp::Ordering {
+        if value.len() <= 8 && self.text.len() <= 8 {
+            // Equal prefixes of texts this short: one is the start of the other.
+            value.len().cmp(&self.text.len())
+        } else {
+            value.cmp(self.text.as_str())
         }
     }
 }
@@ -402,6 +434,33 @@ mod tests {
                 *slot = b;
             }
             assert_eq!(prefix(&text[..n]), u64::from_be_bytes(head), "{n}");
+        }
+    }
+
+    #[test]
+    fn extremes_agree_with_comparing_texts() {
+        let pieces = ["", "a", "b", "\0", "é", "ab", "abcdefgh", "z"];
+        let mut x: u64 = 11;
+        let mut texts = Vec::new();
+        for case in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..(case % 6) {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                text.push_str(pieces[(x >> 33) as usize % pieces.len()]);
+            }
+            texts.push(text);
+        }
+        for window in texts.chunks(50) {
+            let (mut min, mut max) = (None, None);
+            for t in window {
+                keep_extreme(&mut min, t, prefix(t), std::cmp::Ordering::Less);
+                keep_extreme(&mut max, t, prefix(t), std::cmp::Ordering::Greater);
+            }
+            let text = |e: Option<Extreme>| e.map(|e| e.text);
+            assert_eq!(text(min), window.iter().min().cloned());
+            assert_eq!(text(max), window.iter().max().cloned());
         }
     }
 }

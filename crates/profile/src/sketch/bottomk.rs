@@ -21,21 +21,20 @@ pub(crate) struct BottomK<T> {
 }
 
 impl<T> BottomK<T> {
+    #[cfg(test)]
     pub(crate) fn new(k: usize) -> Self {
-        Self {
-            k,
-            kept: Vec::new(),
-            threshold: u64::MAX,
-            seen: 0,
-        }
+        Self::with_threshold(k, u64::MAX)
     }
 
     /// A sample that already knows keys from `threshold` up cannot make the final sample
     /// (another part of the input has `k` smaller ones).
     pub(crate) fn with_threshold(k: usize, threshold: u64) -> Self {
         Self {
-            threshold,
-            ..Self::new(k)
+            k,
+            kept: Vec::new(),
+            // An empty sample keeps no key.
+            threshold: if k == 0 { 0 } else { threshold },
+            seen: 0,
         }
     }
 
@@ -48,7 +47,7 @@ impl<T> BottomK<T> {
     #[inline]
     pub(crate) fn offer(&mut self, key: u64, make: impl FnOnce() -> T) {
         self.seen += 1;
-        if key >= self.threshold || self.k == 0 {
+        if key >= self.threshold {
             return;
         }
         self.kept.push(Keyed { key, item: make() });

@@ -1,6 +1,6 @@
-//! A small open-addressing hash table from 64-bit hashes to 64-bit values: one probe usually
-//! touches one cache line (hashbrown touches two), which matters when every value of a column is
-//! counted.
+//! A small open-addressing hash table from 64-bit hashes to 64-bit values, and a set of 64-bit
+//! hashes: one probe usually touches one cache line (hashbrown touches two), which matters when
+//! every value of a column is counted, or every row is checked for duplicates.
 
 /// The key that marks an empty slot; the hash `0` is stored as `1` (a 2^-63 chance to merge two
 /// values).
@@ -95,9 +95,90 @@ impl FlatMap {
     }
 }
 
+/// A set of 64-bit hashes with linear probing, at most three quarters full (8 bytes a slot,
+/// against hashbrown's 9 at seven eighths, and one probe instead of a group search).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FlatSet {
+    slots: Vec<u64>,
+    len: usize,
+    /// Whether the hash `0`, which marks empty slots, is in the set.
+    zero: bool,
+}
+
+impl FlatSet {
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Adds `hash`; false when it was there already.
+    #[inline]
+    pub(crate) fn insert(&mut self, hash: u64) -> bool {
+        if hash == EMPTY {
+            let new = !self.zero;
+            self.zero = true;
+            self.len += usize::from(new);
+            return new;
+        }
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        // The table has a power-of-two length; the low bits of a mixed hash pick the slot.
+        #[allow(clippy::cast_possible_truncation)]
+        let mut i = (hash as usize) & mask;
+        loop {
+            let k = self.slots[i];
+            if k == hash {
+                return false;
+            }
+            if k == EMPTY {
+                self.slots[i] = hash;
+                self.len += 1;
+                return true;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(16);
+        let old = std::mem::replace(&mut self.slots, vec![EMPTY; size]);
+        let mask = size - 1;
+        for k in old.into_iter().filter(|&k| k != EMPTY) {
+            #[allow(clippy::cast_possible_truncation)]
+            let mut i = (k as usize) & mask;
+            while self.slots[i] != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = k;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_set_agrees_with_a_hash_set() {
+        let mut reference = std::collections::HashSet::new();
+        let mut set = FlatSet::default();
+        let mut x: u64 = 5;
+        for i in 0..200_000u64 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            // Repeats, small values (0 among them) and colliding low bits.
+            let h = match i % 4 {
+                0 => x >> 48,
+                1 => (x >> 40) << 20,
+                _ => crate::sketch::hash::mix64(x % 150_000),
+            };
+            assert_eq!(set.insert(h), reference.insert(h), "{i}: {h}");
+            assert_eq!(set.len(), reference.len());
+        }
+        assert!(reference.contains(&0));
+    }
 
     #[test]
     fn behaves_like_a_map() {

@@ -16,6 +16,8 @@ pub(crate) fn relative_error(bits: u32) -> f64 {
 #[derive(Debug, Clone)]
 pub(crate) struct Hll {
     bits: u32,
+    /// `64 - bits`: the shift that leaves a hash's register index.
+    shift: u32,
     registers: Box<[u8]>,
 }
 
@@ -30,6 +32,7 @@ impl Hll {
     pub(crate) fn with_bits(bits: u32) -> Self {
         Self {
             bits,
+            shift: 64 - bits,
             registers: vec![0; 1 << bits].into_boxed_slice(),
         }
     }
@@ -42,14 +45,16 @@ impl Hll {
     /// Adds an item by its hash.
     #[inline]
     pub(crate) fn add(&mut self, hash: u64) {
-        let p = self.bits;
-        // The index has `p` bits.
+        // The index has `bits` bits; `rest` has a bit set below its top `shift`, so the rank
+        // is at most `shift + 1`.
         #[allow(clippy::cast_possible_truncation)]
-        let index = (hash >> (64 - p)) as usize;
-        let rest = (hash << p) | (1 << (p - 1));
-        let rank = u8::try_from(rest.leading_zeros()).unwrap_or(u8::MAX) + 1;
-        let r = &mut self.registers[index];
-        if rank > *r {
+        let (index, rank) = {
+            let rest = (hash << self.bits) | (1 << (self.bits - 1));
+            ((hash >> self.shift) as usize, (rest.leading_zeros() + 1) as u8)
+        };
+        if let Some(r) = self.registers.get_mut(index)
+            && rank > *r
+        {
             *r = rank;
         }
     }
