@@ -117,7 +117,11 @@ impl NullSpec {
 fn ends_of(text: &[u8]) -> (usize, usize, u64) {
     let first = text.first().copied().unwrap_or(0);
     let last = text.last().copied().unwrap_or(0);
-    (usize::from(first), usize::from(last), 1 << text.len().min(63))
+    (
+        usize::from(first),
+        usize::from(last),
+        1 << text.len().min(63),
+    )
 }
 
 #[cfg(test)]
@@ -148,7 +152,9 @@ mod tests {
 
     #[test]
     fn the_filter_agrees_with_comparing_every_string() {
-        let pieces = ["", "N", "A", "n", "a", "/", "#", "1", ".", "-", "I", "D", "<", ">", "x"];
+        let pieces = [
+            "", "N", "A", "n", "a", "/", "#", "1", ".", "-", "I", "D", "<", ">", "x",
+        ];
         let specs = [
             NullSpec::default(),
             NullSpec::new(true, vec!["-".into(), "n.a.".into(), "?".repeat(64)]),

@@ -50,7 +50,10 @@ impl Hll {
         #[allow(clippy::cast_possible_truncation)]
         let (index, rank) = {
             let rest = (hash << self.bits) | (1 << (self.bits - 1));
-            ((hash >> self.shift) as usize, (rest.leading_zeros() + 1) as u8)
+            (
+                (hash >> self.shift) as usize,
+                (rest.leading_zeros() + 1) as u8,
+            )
         };
         if let Some(r) = self.registers.get_mut(index)
             && rank > *r
