@@ -111,6 +111,18 @@ fn code_fix() -> Entry {
     )
 }
 
+/// The model's answers up to a logic diagnosis of the buggy script, then `fixes`.
+fn up_to_a_code_fix(fixes: Vec<Entry>) -> Vec<Entry> {
+    let mut entries = vec![
+        plan(),
+        code(&script(BAD)),
+        test_file(&tests("25.5")),
+        diagnosis("logic", &[]),
+    ];
+    entries.extend(fixes);
+    entries
+}
+
 struct Fixture {
     server: ScriptedServer,
     dir: tempfile::TempDir,
@@ -239,14 +251,7 @@ async fn first_try_pass_writes_a_complete_run_directory() {
 
 #[tokio::test]
 async fn a_logic_error_is_fixed_by_a_code_edit() {
-    let f = fixture(vec![
-        plan(),
-        code(&script(BAD)),
-        test_file(&tests("25.5")),
-        diagnosis("logic", &[]),
-        code_fix(),
-    ])
-    .await;
+    let f = fixture(up_to_a_code_fix(vec![code_fix()])).await;
     let result = f.generate(&f.options()).await;
     assert!(result.success, "{result:#?}");
     assert_eq!(result.attempts, 2);
@@ -269,14 +274,7 @@ async fn a_short_script_is_fixed_by_a_whole_new_version() {
             "explanation": "revenue is qty * price",
         })),
     );
-    let f = fixture(vec![
-        plan(),
-        code(&script(BAD)),
-        test_file(&tests("25.5")),
-        diagnosis("logic", &[]),
-        whole,
-    ])
-    .await;
+    let f = fixture(up_to_a_code_fix(vec![whole])).await;
     let result = f.generate(&f.options()).await;
     assert!(result.success, "{result:#?}");
     assert_eq!(result.solution, script(GOOD));
@@ -297,15 +295,7 @@ async fn a_stub_offered_as_the_whole_script_is_sent_back() {
         "fix_code",
         Reply::Json(json!({"edits": [], "code": script(GOOD), "packages": []})),
     );
-    let f = fixture(vec![
-        plan(),
-        code(&script(BAD)),
-        test_file(&tests("25.5")),
-        diagnosis("logic", &[]),
-        stub,
-        whole,
-    ])
-    .await;
+    let f = fixture(up_to_a_code_fix(vec![stub, whole])).await;
     let result = f.generate(&f.options()).await;
     assert!(result.success, "{result:#?}");
     assert_eq!(result.attempts, 2, "the stub never reached the sandbox");
@@ -327,15 +317,7 @@ async fn a_fix_that_breaks_the_syntax_is_asked_again_before_a_test_run() {
             "explanation": "revenue",
         })),
     );
-    let f = fixture(vec![
-        plan(),
-        code(&script(BAD)),
-        test_file(&tests("25.5")),
-        diagnosis("logic", &[]),
-        broken,
-        code_fix(),
-    ])
-    .await;
+    let f = fixture(up_to_a_code_fix(vec![broken, code_fix()])).await;
     let result = f.generate(&f.options()).await;
     assert!(result.success, "{result:#?}");
     // Two runs only: the broken fix never reached the sandbox.
@@ -604,14 +586,7 @@ async fn a_collection_error_in_the_solution_is_diagnosed_not_answered_with_new_t
 
 #[tokio::test]
 async fn max_iterations_ends_with_the_real_error() {
-    let f = fixture(vec![
-        plan(),
-        code(&script(BAD)),
-        test_file(&tests("25.5")),
-        diagnosis("logic", &[]),
-        code_fix(),
-    ])
-    .await;
+    let f = fixture(up_to_a_code_fix(vec![code_fix()])).await;
     let mut options = f.options();
     options.limits.max_iterations = 1;
     let result = f.generate(&options).await;
