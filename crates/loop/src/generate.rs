@@ -368,6 +368,12 @@ fn render_contract_test(
 /// Scripts up to this many lines are fixed by asking for the whole script rather than edits.
 const WHOLE_SCRIPT_LINES: usize = 80;
 
+/// Whether no note in `notes` starts with `prefix`: each "answer again" note is given once, so
+/// a model that keeps making the same mistake cannot hold the loop.
+fn not_yet_said(notes: &[String], prefix: &str) -> bool {
+    notes.iter().all(|n| !n.starts_with(prefix))
+}
+
 /// How the note on a "whole script" that is not one starts.
 const NOT_WHOLE: &str = "your answer was not the whole script";
 
@@ -400,7 +406,7 @@ fn again_if_unusable<T>(
     match answer {
         Ok(answer) => Ok(Some(answer)),
         Err(LoopError::Model(LlmError::InvalidStructuredOutput { error, .. }))
-            if notes.iter().all(|n| !n.starts_with(UNUSABLE)) =>
+            if not_yet_said(notes, UNUSABLE) =>
         {
             tracing::info!(%error, "the answer was unusable; asking once more");
             let error: String = error.chars().take(200).collect();
@@ -576,7 +582,7 @@ impl Driver<'_> {
                     .await?;
             self.imports = analysis.distributions.iter().cloned().collect();
             let packages = match analysis.syntax_error {
-                Some(error) if notes.iter().all(|n| !n.starts_with(NOT_COMPILED)) => {
+                Some(error) if not_yet_said(&notes, NOT_COMPILED) => {
                     tracing::info!(%error, "the script does not compile; asking again");
                     notes.push(format!(
                         "{NOT_COMPILED} ({error}); write it again, complete"
@@ -623,7 +629,7 @@ impl Driver<'_> {
             )
             .await?;
             match analysis.syntax_error {
-                Some(error) if notes.iter().all(|n| !n.starts_with(TESTS_NOT_COMPILED)) => {
+                Some(error) if not_yet_said(&notes, TESTS_NOT_COMPILED) => {
                     tracing::info!(%error, "the test file does not compile; asking again");
                     notes.push(format!(
                         "{TESTS_NOT_COMPILED} ({error}); write it again, complete"
@@ -668,7 +674,7 @@ impl Driver<'_> {
             let edits = match answer.code.as_deref().map(strip_code_fence) {
                 Some(code) if !code.trim().is_empty() => {
                     match not_a_whole_script(&current, &code) {
-                        Some(problem) if rejected.iter().all(|n| !n.starts_with(NOT_WHOLE)) => {
+                        Some(problem) if not_yet_said(&rejected, NOT_WHOLE) => {
                             rejected.push(format!("{NOT_WHOLE}: {problem}"));
                             continue;
                         }
@@ -687,7 +693,7 @@ impl Driver<'_> {
                     imports_to_packages(&self.interpreter.executable, &fixed.code, &["solution"])
                         .await?;
                 match analysis.syntax_error {
-                    Some(error) if rejected.iter().all(|n| !n.starts_with(NOT_COMPILED)) => {
+                    Some(error) if not_yet_said(&rejected, NOT_COMPILED) => {
                         tracing::info!(%error, "the fixed script does not compile; asking again");
                         rejected.push(format!(
                             "{NOT_COMPILED} after your change ({error}); the script above is unchanged"

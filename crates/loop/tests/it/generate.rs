@@ -186,6 +186,15 @@ impl Fixture {
         generate(options, &self.client(), &|_| {}).await.unwrap()
     }
 
+    /// Asserts that request `index` (0-based) carries `text`, e.g. the note asking again.
+    fn assert_request_says(&self, index: usize, text: &str) {
+        let body = self.server.requests()[index].body.to_string();
+        assert!(
+            body.contains(text),
+            "request {index} lacks {text:?}: {body}"
+        );
+    }
+
     fn steps(&self) -> Vec<String> {
         self.server
             .requests()
@@ -279,8 +288,7 @@ async fn a_short_script_is_fixed_by_a_whole_new_version() {
     assert!(result.success, "{result:#?}");
     assert_eq!(result.solution, script(GOOD));
     // The prompt asked for the whole script, not for edits.
-    let body = f.server.requests()[4].body.to_string();
-    assert!(body.contains("the whole corrected"), "{body}");
+    f.assert_request_says(4, "the whole corrected");
 }
 
 #[tokio::test]
@@ -299,11 +307,7 @@ async fn a_stub_offered_as_the_whole_script_is_sent_back() {
     let result = f.generate(&f.options()).await;
     assert!(result.success, "{result:#?}");
     assert_eq!(result.attempts, 2, "the stub never reached the sandbox");
-    let again = f.server.requests()[5].body.to_string();
-    assert!(
-        again.contains("not the whole script: it imports `solution`"),
-        "{again}"
-    );
+    f.assert_request_says(5, "not the whole script: it imports `solution`");
 }
 
 #[tokio::test]
@@ -326,11 +330,7 @@ async fn a_fix_that_breaks_the_syntax_is_asked_again_before_a_test_run() {
         f.steps(),
         ["plan", "code", "tests", "diagnose", "fix_code", "fix_code"]
     );
-    let again = f.server.requests()[5].body.to_string();
-    assert!(
-        again.contains("not valid Python after your change"),
-        "{again}"
-    );
+    f.assert_request_says(5, "not valid Python after your change");
     assert_eq!(result.steps["fix_code"].calls, 2);
 }
 
@@ -349,11 +349,7 @@ async fn a_test_file_that_does_not_compile_is_asked_for_again_before_a_run() {
     assert!(result.success, "{result:#?}");
     assert_eq!(result.attempts, 1);
     assert_eq!(f.steps(), ["plan", "code", "tests", "tests"]);
-    let again = f.server.requests()[3].body.to_string();
-    assert!(
-        again.contains("the test file was not valid Python"),
-        "{again}"
-    );
+    f.assert_request_says(3, "the test file was not valid Python");
     assert_eq!(result.steps["tests"].calls, 2);
 }
 
@@ -501,8 +497,7 @@ async fn a_script_that_does_not_compile_is_asked_for_again_before_any_test_run()
     assert!(result.success, "{result:#?}");
     assert_eq!(result.attempts, 1);
     assert_eq!(f.steps(), ["plan", "code", "code", "tests"]);
-    let again = f.server.requests()[2].body.to_string();
-    assert!(again.contains("the script was not valid Python"), "{again}");
+    f.assert_request_says(2, "the script was not valid Python");
 }
 
 #[tokio::test]
@@ -658,11 +653,8 @@ async fn a_test_file_cut_at_the_token_limit_is_asked_for_again_not_the_end() {
         f.steps(),
         ["plan", "code", "tests", "tests/repair", "tests"]
     );
-    let again = f.server.requests()[4].body.to_string();
-    assert!(
-        again.contains("your previous answer was unusable") && again.contains("token limit"),
-        "{again}"
-    );
+    f.assert_request_says(4, "your previous answer was unusable");
+    f.assert_request_says(4, "token limit");
 }
 
 #[tokio::test]
