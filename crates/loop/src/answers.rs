@@ -102,9 +102,66 @@ pub fn strip_code_fence(text: &str) -> String {
     }
 }
 
+/// The first complete Markdown code block of an answer (one tagged `python` or `py` is preferred
+/// to an untagged one), without its fences; `None` when no block is closed, which is how an
+/// answer cut at the token limit looks.
+pub fn fenced_block(text: &str) -> Option<String> {
+    // Each open block remembers whether it is kept (`Some(tagged)`) or a
+    // block in another language that is only skipped (`None`).
+    let mut blocks: Vec<(bool, String)> = Vec::new();
+    let mut open: Option<(Option<bool>, String)> = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        match open.take() {
+            None => {
+                if let Some(tag) = trimmed.strip_prefix("```") {
+                    let tag = tag.trim().to_ascii_lowercase();
+                    let kept = matches!(tag.as_str(), "" | "python" | "py" | "python3")
+                        .then_some(!tag.is_empty());
+                    open = Some((kept, String::new()));
+                }
+            }
+            Some((kept, body)) if trimmed == "```" => {
+                if let Some(tagged) = kept {
+                    blocks.push((tagged, body));
+                }
+            }
+            Some((kept, mut body)) => {
+                body.push_str(line);
+                body.push('\n');
+                open = Some((kept, body));
+            }
+        }
+    }
+    let pick = blocks.iter().position(|(tagged, _)| *tagged).unwrap_or(0);
+    blocks
+        .into_iter()
+        .nth(pick)
+        .map(|(_, body)| body)
+        .filter(|body| !body.trim().is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_python_block_is_taken_and_a_cut_block_is_none() {
+        let answer =
+            "Here it is:\n```\nnot this\n```\n```python\nimport sys\n\nprint(\"a\")\n```\nDone.";
+        assert_eq!(
+            fenced_block(answer).as_deref(),
+            Some("import sys\n\nprint(\"a\")\n")
+        );
+        assert_eq!(fenced_block("```\nx = 1\n```").as_deref(), Some("x = 1\n"));
+        assert_eq!(fenced_block("```python\nimport sys\nprint(sys.argv"), None);
+        assert_eq!(fenced_block("import sys"), None);
+        assert_eq!(fenced_block("```python\n```"), None);
+        assert_eq!(
+            fenced_block("```json\n{}\n```\n```py\nx = 2\n```").as_deref(),
+            Some("x = 2\n")
+        );
+    }
 
     #[test]
     fn a_wrapping_fence_is_removed_and_inner_fences_kept() {

@@ -28,6 +28,7 @@ use crate::rundir::{
 use crate::session::{
     Action, CONTRACT_TEST_FILE, Event, RoutedFailure, Session, TestOutcome, TestResult, TestRun,
 };
+use crate::slips::repair_keyword_slips;
 use crate::splice::{function_name, function_source};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, Steps, tail};
 
@@ -91,15 +92,7 @@ pub async fn generate(
         let json = serde_json::to_vec_pretty(profile).unwrap_or_default();
         run_dir.write(&format!("profiles/{name}.json"), &json)?;
     }
-    let task = TaskView {
-        task: options.prompt.clone(),
-        system_override: options.system_prompt.clone(),
-        schema_text: options.schema_text.clone(),
-        inputs: contract.inputs.clone(),
-        outputs: contract.outputs.clone(),
-        datasets: data.datasets.clone(),
-        rules: data.rules.clone(),
-    };
+    let task = task_view(options, &contract, &data);
     let steps = Steps {
         client,
         prompts: &prompts,
@@ -577,6 +570,8 @@ impl Driver<'_> {
             };
             spent.input_tokens += usage.input_tokens;
             spent.output_tokens += usage.output_tokens;
+            let mut answer = answer;
+            answer.code = without_slips(answer.code);
             let analysis =
                 imports_to_packages(&self.interpreter.executable, &answer.code, &["solution"])
                     .await?;
@@ -620,6 +615,7 @@ impl Driver<'_> {
             let Event::TestsWritten { tests, usage } = event else {
                 return Ok(event);
             };
+            let tests = without_slips(tests);
             spent.input_tokens += usage.input_tokens;
             spent.output_tokens += usage.output_tokens;
             let analysis = imports_to_packages(
@@ -656,7 +652,8 @@ impl Driver<'_> {
         mut rejected: Vec<String>,
     ) -> Result<Event, LoopError> {
         let current = session.code().unwrap_or_default().to_owned();
-        let whole_script = current.lines().count() <= WHOLE_SCRIPT_LINES;
+        let whole_script =
+            self.steps.task.code_in_fences || current.lines().count() <= WHOLE_SCRIPT_LINES;
         let failures: Vec<_> = failures.iter().map(routed_json).collect();
         let mut spent = crate::session::Usage::default();
         loop {
@@ -687,6 +684,13 @@ impl Driver<'_> {
                 }
                 _ => answer.edits,
             };
+            let edits: Vec<Edit> = edits
+                .into_iter()
+                .map(|e| Edit {
+                    replace: without_slips(e.replace),
+                    ..e
+                })
+                .collect();
             let fixed = apply_edits(&current, &edits);
             if fixed.changed(&current) {
                 let analysis =
@@ -875,4 +879,29 @@ fn to_test_run(report: &TestReport) -> TestRun {
         });
     }
     TestRun { results, output }
+}
+
+/// What every prompt may show of the task.
+fn task_view(options: &GenerateOptions, contract: &Contract, data: &data::DataContext) -> TaskView {
+    TaskView {
+        task: options.prompt.clone(),
+        system_override: options.system_prompt.clone(),
+        schema_text: options.schema_text.clone(),
+        inputs: contract.inputs.clone(),
+        outputs: contract.outputs.clone(),
+        datasets: data.datasets.clone(),
+        rules: data.rules.clone(),
+        code_in_fences: options.code_in_fences,
+    }
+}
+
+/// The code with the keyword slips of small models repaired (see [`crate::slips`]).
+fn without_slips(code: String) -> String {
+    match repair_keyword_slips(&code) {
+        Some(repaired) => {
+            tracing::info!("repaired an `eif` keyword slip in the model's code");
+            repaired
+        }
+        None => code,
+    }
 }

@@ -17,6 +17,7 @@ pub mod request;
 pub mod run;
 pub mod rundir;
 pub mod session;
+mod slips;
 pub mod splice;
 mod steps;
 

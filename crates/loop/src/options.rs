@@ -94,6 +94,10 @@ pub struct GenerateOptions {
     /// Show the script to the test writer (by default the tests are written from the task, the
     /// data and the contract alone, which catches more bugs).
     pub tests_see_code: bool,
+    /// Ask for the script and the tests as Markdown code blocks instead of JSON strings. Small
+    /// local models write valid Python far more often that way (no escaping); the packages
+    /// then come from the script's imports alone.
+    pub code_in_fences: bool,
     /// The model name, as the user gave it (recorded in the result).
     pub model: String,
 }

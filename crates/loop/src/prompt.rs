@@ -61,6 +61,8 @@ pub struct TaskView {
     pub datasets: Vec<DatasetView>,
     /// Rules that stay text.
     pub rules: Vec<RuleView>,
+    /// Code and tests are answered as Markdown code blocks, not inside JSON.
+    pub code_in_fences: bool,
 }
 
 /// The plan the model makes before writing code.

@@ -1,7 +1,7 @@
 //! One function per model step: render the step's template, ask for its answer type, and turn
 //! the answer into the session's [`Event`]. Prompt words stay in `templates/loop/`.
 
-use autocoder_llm::{LlmClient, LlmError, Message};
+use autocoder_llm::{CallParams, LlmClient, LlmError, Message};
 use autocoder_prompts::Prompts;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::LoopError;
 use crate::answers::{
     CodeAnswer, CodeEditsAnswer, DiagnosisAnswer, ReplacementAnswer, TestPatchesAnswer,
-    TestsAnswer, strip_code_fence,
+    TestsAnswer, fenced_block, strip_code_fence,
 };
 use crate::prompt::{Plan, TaskView, render};
 use crate::session::{Diagnosis, Event, Usage};
@@ -65,6 +65,35 @@ impl Steps<'_> {
         Ok((answer.value, usage(answer.usage)))
     }
 
+    /// A file asked for as a Markdown code block in a plain chat answer (no JSON to escape it
+    /// in). An answer without a complete block (cut at the token limit) or one `check` rejects
+    /// is unusable, like a JSON answer that does not parse.
+    async fn ask_fenced(
+        &self,
+        step: &str,
+        template: &str,
+        extra: Value,
+        check: impl Fn(&str) -> Result<(), String>,
+    ) -> Result<(String, Usage), LoopError> {
+        let text = render(self.prompts, template, self.task, extra)?;
+        let messages = [Message::system(self.system.clone()), Message::user(text)];
+        let answer = self
+            .client
+            .chat(step, &messages, &CallParams::default())
+            .await?;
+        let checked = fenced_block(&answer.text)
+            .ok_or_else(|| "no complete ```python code block (cut off, or none written)".to_owned())
+            .and_then(|code| check(&code).map(|()| code));
+        match checked {
+            Ok(code) => Ok((code, usage(answer.usage))),
+            Err(error) => Err(LoopError::Model(LlmError::InvalidStructuredOutput {
+                step: step.to_owned(),
+                error,
+                raw: answer.text,
+            })),
+        }
+    }
+
     pub(crate) async fn plan(&self) -> Result<Event, LoopError> {
         let (plan, usage) = self.ask::<Plan>("plan", "loop/plan.j2", json!({})).await?;
         Ok(Event::Planned { plan, usage })
@@ -76,12 +105,19 @@ impl Steps<'_> {
         plan: &Plan,
         notes: &[String],
     ) -> Result<(CodeAnswer, Usage), LoopError> {
+        let context = json!({"plan": plan, "notes": notes});
+        if self.task.code_in_fences {
+            let (code, usage) = self
+                .ask_fenced("code", "loop/code.j2", context, |_| Ok(()))
+                .await?;
+            let answer = CodeAnswer {
+                code,
+                ..CodeAnswer::default()
+            };
+            return Ok((answer, usage));
+        }
         let (mut answer, usage) = self
-            .ask::<CodeAnswer>(
-                "code",
-                "loop/code.j2",
-                json!({"plan": plan, "notes": notes}),
-            )
+            .ask::<CodeAnswer>("code", "loop/code.j2", context)
             .await?;
         answer.code = strip_code_fence(&answer.code);
         Ok((answer, usage))
@@ -94,6 +130,14 @@ impl Steps<'_> {
         code: Option<&str>,
     ) -> Result<Event, LoopError> {
         let context = json!({"notes": notes, "code": code});
+        if self.task.code_in_fences {
+            let (tests, usage) = self
+                .ask_fenced("tests", "loop/tests.j2", context, |source| {
+                    looks_like_python(source, "tests", "the whole test file", "def test")
+                })
+                .await?;
+            return Ok(Event::TestsWritten { tests, usage });
+        }
         let (answer, usage) = self
             .ask_checked::<TestsAnswer>("tests", "loop/tests.j2", context, |a| {
                 looks_like_python(&a.tests, "tests", "the whole test file", "def test")
@@ -137,6 +181,21 @@ impl Steps<'_> {
         &self,
         context: Value,
     ) -> Result<(CodeEditsAnswer, Usage), LoopError> {
+        if self.task.code_in_fences {
+            return match self
+                .ask_fenced("fix_code", "loop/fix_code.j2", context, |_| Ok(()))
+                .await
+            {
+                Ok((code, usage)) => {
+                    let answer = CodeEditsAnswer {
+                        code: Some(code),
+                        ..CodeEditsAnswer::default()
+                    };
+                    Ok((answer, usage))
+                }
+                Err(err) => degrade(err, "fix_code").map(|()| Default::default()),
+            };
+        }
         match self
             .ask::<CodeEditsAnswer>("fix_code", "loop/fix_code.j2", context)
             .await

@@ -130,12 +130,21 @@ pub(crate) struct GenerateArgs {
     /// Print the result document on stdout and nothing else.
     #[arg(long)]
     json: bool,
-    /// Replace the system prompt's persona (the ground rules stay); `@FILE` reads a file.
-    #[arg(long)]
-    system_prompt: Option<String>,
     /// A distribution always installed; repeatable.
     #[arg(long = "base-package", value_name = "P")]
     base_packages: Vec<String>,
+    #[command(flatten)]
+    prompting: PromptArgs,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
+}
+
+/// How the prompts are written and what the model is asked to answer in.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct PromptArgs {
+    /// Replace the system prompt's persona (the ground rules stay); `@FILE` reads a file.
+    #[arg(long)]
+    system_prompt: Option<String>,
     /// Sample rows of each dataset shown to the model.
     #[arg(long, default_value_t = 20)]
     sample_rows: usize,
@@ -146,8 +155,11 @@ pub(crate) struct GenerateArgs {
     /// data and the contract alone).
     #[arg(long)]
     tests_see_code: bool,
-    #[command(flatten)]
-    sandbox: SandboxArgs,
+    /// Ask for the script and the tests as Markdown code blocks instead of JSON strings (small
+    /// local models write valid Python far more often that way; packages then come from the
+    /// script's imports).
+    #[arg(long)]
+    code_in_fences: bool,
 }
 
 /// Sandbox settings, shared by `generate` and `run`.
@@ -250,12 +262,13 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         inputs: parse("input", &args.inputs)?,
         outputs: parse("output", &args.outputs)?,
         system_prompt: args
+            .prompting
             .system_prompt
             .as_deref()
             .map(|s| text_or_file(s, "--system-prompt"))
             .transpose()?,
         base_packages: args.base_packages.clone(),
-        sample_rows: args.sample_rows,
+        sample_rows: args.prompting.sample_rows,
         limits: Limits {
             max_iterations: args.max_iterations,
             token_budget: args.token_budget,
@@ -263,13 +276,14 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         },
         out_dir: out.clone(),
         sandbox: args.sandbox.options()?,
-        prompts_dir: args.prompts_dir.clone(),
-        tests_see_code: args.tests_see_code,
+        prompts_dir: args.prompting.prompts_dir.clone(),
+        tests_see_code: args.prompting.tests_see_code,
+        code_in_fences: args.prompting.code_in_fences,
         model: args.model.model.clone(),
     };
     let client = args.model.client(
         Some(out.join("conversation.jsonl")),
-        args.prompts_dir.clone(),
+        args.prompting.prompts_dir.clone(),
     )?;
     let live = live_view(global.quiet || args.json);
     let on_progress = |progress: &Progress| {

@@ -485,7 +485,8 @@ async fn run_solution_refuses_arguments_that_are_not_inputs() {
 
 #[tokio::test]
 async fn a_script_that_does_not_compile_is_asked_for_again_before_any_test_run() {
-    let broken = script(GOOD).replace("if __name__", "eif __name__");
+    // Where the 1.5B model's JSON string ended early: at the double quote of `print(f"`.
+    let broken = script(GOOD).replace("if __name__", "print(f\nif __name__");
     let f = fixture(vec![
         plan(),
         code(&broken),
@@ -498,6 +499,59 @@ async fn a_script_that_does_not_compile_is_asked_for_again_before_any_test_run()
     assert_eq!(result.attempts, 1);
     assert_eq!(f.steps(), ["plan", "code", "code", "tests"]);
     f.assert_request_says(2, "the script was not valid Python");
+}
+
+#[tokio::test]
+async fn code_in_fences_takes_code_and_tests_from_markdown_blocks() {
+    let fenced = |text: &str| format!("Here is the file:\n\n```python\n{text}```\n");
+    let f = fixture(vec![
+        plan(),
+        Entry::step("code", Reply::Text(fenced(&script(BAD)))),
+        // Cut at the token limit: no closing fence; asked for again.
+        Entry::step(
+            "tests",
+            Reply::Text("```python\nimport pytest\n\ndef test_".into()),
+        ),
+        Entry::step("tests", Reply::Text(fenced(&tests("25.5")))),
+        diagnosis("logic", &[]),
+        Entry::step("fix_code", Reply::Text(fenced(&script(GOOD)))),
+    ])
+    .await;
+    let options = GenerateOptions {
+        code_in_fences: true,
+        ..f.options()
+    };
+    let result = f.generate(&options).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(result.attempts, 2);
+    assert_eq!(result.solution, script(GOOD));
+    assert_eq!(
+        f.steps(),
+        ["plan", "code", "tests", "tests", "diagnose", "fix_code"]
+    );
+    let requests = f.server.requests();
+    assert!(
+        requests[0].body.get("response_format").is_some(),
+        "the plan stays JSON"
+    );
+    for index in [1, 2, 5] {
+        assert!(
+            requests[index].body.get("response_format").is_none(),
+            "request {index} asks for a code block, not JSON"
+        );
+    }
+    f.assert_request_says(3, "no complete ```python code block");
+}
+
+#[tokio::test]
+async fn an_eif_keyword_slip_is_repaired_without_asking_again() {
+    let slipped = script(GOOD).replace("if __name__", "eif __name__");
+    let f = fixture(vec![plan(), code(&slipped), test_file(&tests("25.5"))]).await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(result.attempts, 1);
+    assert_eq!(f.steps(), ["plan", "code", "tests"]);
+    assert_eq!(result.solution, script(GOOD));
 }
 
 #[tokio::test]

@@ -48,6 +48,7 @@ fn task() -> TaskView {
             text: "revenue is rounded to cents".into(),
             reason: Some("not a check on one column".into()),
         }],
+        code_in_fences: false,
     }
 }
 
@@ -120,6 +121,47 @@ fn plan_code_and_tests_prompts() {
         "with --tests-see-code the test writer sees the script: {shown}"
     );
     assert!(!shown.contains("You will not see the script"));
+}
+
+#[test]
+fn code_in_fences_asks_for_code_blocks_not_json() {
+    let prompts = Prompts::embedded().unwrap();
+    let view = TaskView {
+        code_in_fences: true,
+        ..task()
+    };
+    let system = render(&prompts, "loop/system.j2", &view, json!({})).unwrap();
+    assert!(system.contains("one Markdown code block that starts with ```python"));
+    assert!(!system.contains("single quotes"), "{system}");
+    let code = render(
+        &prompts,
+        "loop/code.j2",
+        &view,
+        json!({"plan": plan(), "notes": []}),
+    )
+    .unwrap();
+    assert!(!code.contains("Answer with JSON"), "{code}");
+    insta::assert_snapshot!("code_fenced", code);
+    let tests = render(
+        &prompts,
+        "loop/tests.j2",
+        &view,
+        json!({"notes": [], "code": null}),
+    )
+    .unwrap();
+    assert!(tests.contains(
+        "Answer with the full test file (we save it as `test_solution.py`) in one ```python block"
+    ));
+    assert!(!tests.contains("Answer with JSON"));
+    let fix = render(&prompts, "loop/fix_code.j2", &view, json!({
+        "code": "print('hi')", "failures": [], "passing": [], "rejected": [], "whole_script": false,
+    }))
+    .unwrap();
+    assert!(
+        fix.contains("Answer with the whole corrected `solution.py`"),
+        "{fix}"
+    );
+    assert!(!fix.contains("Answer with JSON"));
 }
 
 #[test]
