@@ -28,7 +28,7 @@ use crate::rundir::{
 use crate::session::{
     Action, CONTRACT_TEST_FILE, Event, RoutedFailure, Session, TestOutcome, TestResult, TestRun,
 };
-use crate::slips::repair_keyword_slips;
+use crate::slips::{repair_fixture_imports, repair_keyword_slips};
 use crate::splice::{function_name, function_source};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, Steps, tail};
 
@@ -615,7 +615,7 @@ impl Driver<'_> {
             let Event::TestsWritten { tests, usage } = event else {
                 return Ok(event);
             };
-            let tests = without_slips(tests);
+            let tests = tests_without_slips(tests);
             spent.input_tokens += usage.input_tokens;
             spent.output_tokens += usage.output_tokens;
             let analysis = imports_to_packages(
@@ -903,5 +903,21 @@ fn without_slips(code: String) -> String {
             repaired
         }
         None => code,
+    }
+}
+
+/// The pytest fixture `templates/harness/conftest.py.j2` gives the tests.
+const RUN_SOLUTION_FIXTURE: &str = "run_solution";
+
+/// A test file with the code slips repaired and the harness's fixtures not imported from a
+/// module (see [`crate::slips`]).
+fn tests_without_slips(tests: String) -> String {
+    let tests = without_slips(tests);
+    match repair_fixture_imports(&tests, &[RUN_SOLUTION_FIXTURE]) {
+        Some(repaired) => {
+            tracing::info!("dropped an import of the `run_solution` fixture from the tests");
+            repaired
+        }
+        None => tests,
     }
 }

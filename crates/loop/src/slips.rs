@@ -1,9 +1,13 @@
-//! Deterministic repair of keyword slips small models make inside JSON-encoded code.
+//! Deterministic repair of slips small models make in code, where the right text is certain.
 //!
 //! Under a JSON grammar, Qwen2.5-Coder-1.5B writes `eif __name__ == '__main__':` for
 //! `if __name__ ...` in about one script in three (never in free text). `eif <expr>:` is a
 //! syntax error in every context, so rewriting it loses nothing: it becomes `elif` when it
 //! continues an `if`/`elif` at its indentation and `if` otherwise.
+//!
+//! In test files the same model writes `from solution import run_solution`: `run_solution` is the
+//! harness's pytest fixture (from `conftest.py`), never a name of the script, so the import
+//! can only fail at collection. The name is dropped from the import.
 
 /// The code with every `eif ...:` line rewritten, or `None` when there is none.
 pub(crate) fn repair_keyword_slips(code: &str) -> Option<String> {
@@ -28,6 +32,69 @@ pub(crate) fn repair_keyword_slips(code: &str) -> Option<String> {
         }
     }
     changed.then_some(repaired)
+}
+
+/// The test file with the harness's fixture names removed from `from ... import ...` lines
+/// (the line goes when nothing else is imported), or `None` when no import names one.
+pub(crate) fn repair_fixture_imports(tests: &str, fixtures: &[&str]) -> Option<String> {
+    let mut repaired = String::with_capacity(tests.len());
+    let mut changed = false;
+    for line in tests.split_inclusive('\n') {
+        match without_fixture_names(line, fixtures) {
+            Some(kept) => {
+                repaired.push_str(&kept);
+                changed = true;
+            }
+            None => repaired.push_str(line),
+        }
+    }
+    changed.then_some(repaired)
+}
+
+/// The import line without the fixture names (empty when none is left), or `None` when the
+/// line is not a one-line `from ... import ...` naming a fixture.
+fn without_fixture_names(line: &str, fixtures: &[&str]) -> Option<String> {
+    let indent = indentation(line);
+    let body = line[indent..].trim_end();
+    let rest = body.strip_prefix("from ")?;
+    let (module, names) = rest.split_once(" import ")?;
+    let (names, comment) = match names.split_once('#') {
+        Some((names, comment)) => (names, Some(comment)),
+        None => (names, None),
+    };
+    let inner = names.trim();
+    let (inner, parenthesised) = match inner.strip_prefix('(') {
+        Some(open) => (open.strip_suffix(')')?, true),
+        None => (inner, false),
+    };
+    let all: Vec<&str> = inner
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .collect();
+    let kept: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|name| !fixtures.contains(&name.split_whitespace().next().unwrap_or(name)))
+        .collect();
+    if kept.len() == all.len() {
+        return None;
+    }
+    if kept.is_empty() {
+        return Some(String::new());
+    }
+    let newline = if line.ends_with('\n') { "\n" } else { "" };
+    let list = kept.join(", ");
+    let list = if parenthesised {
+        format!("({list})")
+    } else {
+        list
+    };
+    let comment = comment.map(|c| format!("  #{c}")).unwrap_or_default();
+    Some(format!(
+        "{}from {module} import {list}{comment}{newline}",
+        &line[..indent]
+    ))
 }
 
 fn indentation(line: &str) -> usize {
@@ -106,6 +173,41 @@ mod tests {
             "",
         ] {
             assert_eq!(repair_keyword_slips(code), None, "{code:?}");
+        }
+    }
+
+    #[test]
+    fn fixture_names_are_dropped_from_imports() {
+        let fixtures = ["run_solution"];
+        let tests = "import pytest\nfrom solution import run_solution\n\ndef test_a(run_solution):\n    pass\n";
+        assert_eq!(
+            repair_fixture_imports(tests, &fixtures).as_deref(),
+            Some("import pytest\n\ndef test_a(run_solution):\n    pass\n")
+        );
+        assert_eq!(
+            repair_fixture_imports(
+                "from solution import (main, run_solution)  # both\n",
+                &fixtures
+            )
+            .as_deref(),
+            Some("from solution import (main)  # both\n")
+        );
+        assert_eq!(
+            repair_fixture_imports("from conftest import run_solution as rs, x", &fixtures)
+                .as_deref(),
+            Some("from conftest import x")
+        );
+        for untouched in [
+            "from solution import main\n",
+            "from solution import (\n    run_solution,\n)\n",
+            "x = 'from solution import run_solution'\n",
+            "from solution import run_solutions\n",
+        ] {
+            assert_eq!(
+                repair_fixture_imports(untouched, &fixtures),
+                None,
+                "{untouched:?}"
+            );
         }
     }
 

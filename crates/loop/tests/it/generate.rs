@@ -555,6 +555,25 @@ async fn an_eif_keyword_slip_is_repaired_without_asking_again() {
 }
 
 #[tokio::test]
+async fn an_import_of_the_run_solution_fixture_is_dropped_from_the_tests() {
+    // The 1.5B model's tests began with this line: a collection error before any test ran.
+    let tests = tests("25.5").replace(
+        "import pytest\n",
+        "import pytest\nfrom solution import run_solution\n",
+    );
+    assert!(tests.contains("from solution import run_solution"));
+    let f = fixture(vec![plan(), code(&script(GOOD)), test_file(&tests)]).await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(result.attempts, 1);
+    assert!(
+        !result.tests.contains("from solution import"),
+        "{}",
+        result.tests
+    );
+}
+
+#[tokio::test]
 async fn a_wrong_test_is_fixed_by_a_test_patch() {
     let fixed = "def test_total_is_revenue(run_solution):\n    result = run_solution()\n    assert result.outputs[\"total\"] == pytest.approx(25.5)\n";
     let f = fixture(vec![
