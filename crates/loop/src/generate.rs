@@ -820,6 +820,7 @@ fn routed_json(failure: &crate::session::RoutedFailure) -> serde_json::Value {
         "output": tail(&failure.output, FAILURE_OUTPUT_LIMIT),
         "evidence": failure.evidence,
         "fix": failure.fix,
+        "reclassified": failure.reclassified_from.is_some_and(|from| from != failure.kind),
     })
 }
 

@@ -624,6 +624,8 @@ async fn a_persisting_wrong_diagnosis_is_reclassified_to_the_code_fixer() {
         result.iterations[1].error_types["test_solution.py::test_total_is_revenue"],
         "logic"
     );
+    // The code fixer is told the test stands, not handed the fix meant for the test.
+    f.assert_request_says(6, "The test stands as written: the script is wrong here");
 }
 
 #[tokio::test]

@@ -165,6 +165,51 @@ fn code_in_fences_asks_for_code_blocks_not_json() {
 }
 
 #[test]
+fn a_reclassified_failure_tells_the_other_fixer_the_first_diagnosis_was_wrong() {
+    let prompts = Prompts::embedded().unwrap();
+    let view = task();
+    let failure = json!({
+        "test_id": "test_solution.py::test_missing_file_fails",
+        "output": "E       AssertionError: assert 0 != 0",
+        "evidence": "the test calls the fixture wrongly",
+        "fix": "replace solution.run_solution with solution.main in the test",
+        "reclassified": true,
+        "source": "def test_missing_file_fails(run_solution):\n    assert run_solution().returncode != 0\n",
+    });
+    let fix_code = render(
+        &prompts,
+        "loop/fix_code.j2",
+        &view,
+        json!({
+            "code": "print('hi')", "failures": [failure.clone()], "passing": [], "rejected": [],
+            "whole_script": true,
+        }),
+    )
+    .unwrap();
+    assert!(
+        fix_code.contains("The test stands as written: the script is wrong here"),
+        "{fix_code}"
+    );
+    assert!(fix_code.contains("(\"the test calls the fixture wrongly\")"));
+    // The fix was meant for the test fixer: the code fixer is not asked to make it.
+    assert!(!fix_code.contains("Fix asked for"), "{fix_code}");
+    let fix_tests = render(
+        &prompts,
+        "loop/fix_tests.j2",
+        &view,
+        json!({
+            "failures": [failure], "rejected": [],
+        }),
+    )
+    .unwrap();
+    assert!(
+        fix_tests.contains("The script stands: this test expects something"),
+        "{fix_tests}"
+    );
+    assert!(!fix_tests.contains("Fix asked for"));
+}
+
+#[test]
 fn diagnosis_and_fix_prompts() {
     let prompts = Prompts::embedded().unwrap();
     let view = task();
@@ -174,6 +219,7 @@ fn diagnosis_and_fix_prompts() {
         "output": "E   AssertionError: assert 7.5 == 8.0",
         "evidence": "3 * 2.5 = 7.5; the test expects 8.0, which no row gives",
         "fix": "expect 7.5",
+        "reclassified": false,
         "source": "def test_total(run_solution):\n    assert run_solution({\"min_qty\": 1}).outputs[\"total\"] == 8.0\n",
     });
     insta::assert_snapshot!(
