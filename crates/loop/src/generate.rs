@@ -18,6 +18,7 @@ use crate::LoopError;
 use crate::answers::strip_code_fence;
 use crate::data::{self, DataOptions};
 use crate::edit::{Edit, apply_edits};
+use crate::installable::keep_installable;
 use crate::options::{CacheMode, GenerateOptions};
 use crate::prompt::{TaskView, render};
 use crate::reclassify::mask_addresses;
@@ -515,7 +516,7 @@ impl Driver<'_> {
                         json!({"test_id": r.test_id, "kind": r.kind.name(), "fixed_by": fixed_by(r.kind)})
                     })
                     .collect();
-                steps
+                let mut event = steps
                     .diagnose(json!({
                         "code": session.code().unwrap_or_default(),
                         "tests": session.tests().unwrap_or_default(),
@@ -524,7 +525,11 @@ impl Driver<'_> {
                         "passing": passing,
                         "history": history,
                     }))
-                    .await
+                    .await?;
+                if let Event::Diagnosed { diagnoses, .. } = &mut event {
+                    keep_installable(&self.interpreter.executable, diagnoses).await?;
+                }
+                Ok(event)
             }
             Action::FixCode {
                 failures,

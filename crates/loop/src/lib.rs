@@ -10,6 +10,7 @@ pub mod data;
 pub mod edit;
 mod error;
 mod generate;
+mod installable;
 pub mod options;
 pub mod prompt;
 pub mod reclassify;

@@ -746,6 +746,36 @@ async fn a_bad_request_fails_before_any_model_call() {
 }
 
 #[tokio::test]
+async fn standard_library_modules_and_prose_in_a_diagnosis_are_not_installed() {
+    // The 1.5B model's diagnoses named `os`, `solution` and a sentence as packages: nothing is
+    // left to install, so the failure goes to the code fixer, with no environment rebuild and
+    // no replacement question.
+    let f = fixture(vec![
+        plan(),
+        code(&script(BAD)),
+        test_file(&tests("25.5")),
+        diagnosis(
+            "environment",
+            &[
+                "os",
+                "solution",
+                "none beyond the standard library and pytest",
+            ],
+        ),
+        code_fix(),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps(), ["plan", "code", "tests", "diagnose", "fix_code"]);
+    assert!(
+        !result.packages.iter().any(|p| p == "os" || p == "solution"),
+        "{:?}",
+        result.packages
+    );
+}
+
+#[tokio::test]
 async fn a_missing_package_is_diagnosed_as_environment_and_installed() {
     // The import is dynamic, so the import analysis cannot see it: the run fails, the diagnosis
     // names the distribution, the environment is rebuilt with it.
