@@ -78,7 +78,6 @@ fn close(actual: &Value, expected: f64) -> bool {
 }
 
 #[test]
-#[ignore = "no cassette recorded yet (examples/README.md); run with --ignored once recorded"]
 fn sales_totals() {
     let Replayed { outputs, .. } = &replay("sales-totals");
     let sales = rows(&example_dir("sales-totals").join("sales.csv"));
