@@ -19,6 +19,7 @@ use crate::answers::strip_code_fence;
 use crate::data::{self, DataOptions};
 use crate::edit::{Edit, apply_edits};
 use crate::installable::keep_installable;
+use crate::missing_imports::add_missing_imports;
 use crate::options::{CacheMode, GenerateOptions};
 use crate::prompt::{TaskView, render};
 use crate::reclassify::mask_addresses;
@@ -576,7 +577,7 @@ impl Driver<'_> {
             spent.input_tokens += usage.input_tokens;
             spent.output_tokens += usage.output_tokens;
             let mut answer = answer;
-            answer.code = without_slips(answer.code);
+            answer.code = with_missing_imports(without_slips(answer.code));
             let analysis =
                 imports_to_packages(&self.interpreter.executable, &answer.code, &["solution"])
                     .await?;
@@ -696,7 +697,8 @@ impl Driver<'_> {
                     ..e
                 })
                 .collect();
-            let fixed = apply_edits(&current, &edits);
+            let mut fixed = apply_edits(&current, &edits);
+            fixed.code = with_missing_imports(fixed.code);
             if fixed.changed(&current) {
                 let analysis =
                     imports_to_packages(&self.interpreter.executable, &fixed.code, &["solution"])
@@ -918,12 +920,24 @@ const RUN_SOLUTION_FIXTURE: &str = "run_solution";
 /// A test file with the code slips repaired and the harness's fixtures not imported from a
 /// module (see [`crate::slips`]).
 fn tests_without_slips(tests: String) -> String {
-    let tests = without_slips(tests);
+    let tests = with_missing_imports(without_slips(tests));
     match repair_fixture_imports(&tests, &[RUN_SOLUTION_FIXTURE]) {
         Some(repaired) => {
             tracing::info!("dropped an import of the `run_solution` fixture from the tests");
             repaired
         }
         None => tests,
+    }
+}
+
+/// A whole script or test file with the standard-library imports it forgot added (see
+/// [`crate::missing_imports`]).
+fn with_missing_imports(code: String) -> String {
+    match add_missing_imports(&code) {
+        Some(fixed) => {
+            tracing::info!("added a standard-library import the model's code uses but forgot");
+            fixed
+        }
+        None => code,
     }
 }

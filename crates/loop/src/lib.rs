@@ -11,6 +11,7 @@ pub mod edit;
 mod error;
 mod generate;
 mod installable;
+mod missing_imports;
 pub mod options;
 pub mod prompt;
 pub mod reclassify;

@@ -555,6 +555,22 @@ async fn an_eif_keyword_slip_is_repaired_without_asking_again() {
 }
 
 #[tokio::test]
+async fn a_forgotten_import_sys_is_added_to_the_script() {
+    // The 1.5B model's scripts call sys.exit without importing sys; the missing-file test
+    // passes either way (a NameError exits non-zero too), so only the repair catches it.
+    let forgetful = script(GOOD).replace("import sys\n", "");
+    let f = fixture(vec![plan(), code(&forgetful), test_file(&tests("25.5"))]).await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(
+        result.solution,
+        script(GOOD)
+            .replace("import sys\n", "")
+            .replace("import argparse\n", "import sys\nimport argparse\n")
+    );
+}
+
+#[tokio::test]
 async fn an_import_of_the_run_solution_fixture_is_dropped_from_the_tests() {
     // The 1.5B model's tests began with this line: a collection error before any test ran.
     let tests = tests("25.5").replace(
