@@ -31,7 +31,7 @@ use crate::session::{
     Action, CONTRACT_TEST_FILE, Event, RoutedFailure, Session, TestOutcome, TestResult, TestRun,
 };
 use crate::slips::{repair_fixture_imports, repair_keyword_slips};
-use crate::splice::{function_name, function_source};
+use crate::splice::{function_name, function_source, remove_top_level_function};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, Steps, tail};
 
 /// What the live view shows after each step.
@@ -917,13 +917,21 @@ fn without_slips(code: String) -> String {
 /// The pytest fixture `templates/harness/conftest.py.j2` gives the tests.
 const RUN_SOLUTION_FIXTURE: &str = "run_solution";
 
-/// A test file with the code slips repaired and the harness's fixtures not imported from a
-/// module (see [`crate::slips`]).
+/// A test file with the code slips repaired and the harness's fixture neither imported from a
+/// module (see [`crate::slips`]) nor defined again (a `run_solution` of the test module would
+/// shadow the harness's).
 fn tests_without_slips(tests: String) -> String {
     let tests = with_missing_imports(without_slips(tests));
-    match repair_fixture_imports(&tests, &[RUN_SOLUTION_FIXTURE]) {
+    let tests = match repair_fixture_imports(&tests, &[RUN_SOLUTION_FIXTURE]) {
         Some(repaired) => {
             tracing::info!("dropped an import of the `run_solution` fixture from the tests");
+            repaired
+        }
+        None => tests,
+    };
+    match remove_top_level_function(&tests, RUN_SOLUTION_FIXTURE) {
+        Some(repaired) => {
+            tracing::info!("dropped the tests' own `run_solution`: the harness's fixture is used");
             repaired
         }
         None => tests,

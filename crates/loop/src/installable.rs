@@ -66,11 +66,12 @@ pub(crate) async fn keep_installable(
     Ok(())
 }
 
-/// The import name a requirement would most likely be imported by (`PyYAML>=6` -> `PyYAML`).
+/// The top-level module a requirement would most likely be imported by (`PyYAML>=6` ->
+/// `PyYAML`, `os.path` -> `os`, `solution.py` -> `solution`).
 fn module_name(requirement: &str) -> String {
     requirement
         .trim()
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
         .next()
         .unwrap_or_default()
         .to_owned()
@@ -110,6 +111,8 @@ mod tests {
             assert!(!re.is_match(prose), "{prose}");
         }
         assert_eq!(module_name("PyYAML>=6"), "PyYAML");
+        assert_eq!(module_name("solution.py"), "solution");
+        assert_eq!(module_name("os.path"), "os");
         assert!(is_identifier("os") && !is_identifier("scikit-learn") && !is_identifier("1x"));
     }
 }

@@ -71,6 +71,26 @@ pub fn function_source(source: &str, name: &str) -> Option<String> {
     Some(lines[span.start..span.end].concat())
 }
 
+/// `source` without any top-level function `name` (decorators included); `None` when it
+/// defines none.
+pub fn remove_top_level_function(source: &str, name: &str) -> Option<String> {
+    let mut current = source.to_owned();
+    let mut removed = false;
+    while let Some(span) = {
+        let lines: Vec<&str> = current.split_inclusive('\n').collect();
+        let logical = logical_lines(&lines);
+        locate(&lines, &logical, name).map(|span| {
+            let mut kept = lines[..span.start].concat();
+            kept.push_str(&lines[span.end..].concat());
+            kept
+        })
+    } {
+        current = span;
+        removed = true;
+    }
+    removed.then_some(current)
+}
+
 /// The function name in a pytest node id: `tests.py::TestX::test_y[1]` -> `TestX.test_y`.
 pub fn function_name(test_id: &str) -> String {
     let without_file = match test_id.split_once("::") {
@@ -278,6 +298,19 @@ fn add_imports(source: &str, imports: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn top_level_definitions_are_removed_with_their_decorators() {
+        let tests = "import pytest\n\ndef run_solution(d):\n    pass\n\n@pytest.fixture\ndef run_solution():\n    pass\n\ndef test_a(run_solution):\n    assert run_solution().returncode == 0\n";
+        assert_eq!(
+            remove_top_level_function(tests, "run_solution").as_deref(),
+            Some(
+                "import pytest\n\n\n\ndef test_a(run_solution):\n    assert run_solution().returncode == 0\n"
+            )
+        );
+        let nested = "class T:\n    def run_solution(self):\n        pass\n";
+        assert_eq!(remove_top_level_function(nested, "run_solution"), None);
+    }
 
     const TESTS: &str = r#"import pytest
 

@@ -571,11 +571,12 @@ async fn a_forgotten_import_sys_is_added_to_the_script() {
 }
 
 #[tokio::test]
-async fn an_import_of_the_run_solution_fixture_is_dropped_from_the_tests() {
-    // The 1.5B model's tests began with this line: a collection error before any test ran.
+async fn the_tests_own_run_solution_import_or_definition_is_dropped() {
+    // The 1.5B model's tests began with this import (a collection error before any test ran),
+    // and its log-analysis tests defined a fixture of that name returning None.
     let tests = tests("25.5").replace(
         "import pytest\n",
-        "import pytest\nfrom solution import run_solution\n",
+        "import pytest\nfrom solution import run_solution\n\n@pytest.fixture\ndef run_solution():\n    pass\n",
     );
     assert!(tests.contains("from solution import run_solution"));
     let f = fixture(vec![plan(), code(&script(GOOD)), test_file(&tests)]).await;
@@ -583,7 +584,8 @@ async fn an_import_of_the_run_solution_fixture_is_dropped_from_the_tests() {
     assert!(result.success, "{result:#?}");
     assert_eq!(result.attempts, 1);
     assert!(
-        !result.tests.contains("from solution import"),
+        !result.tests.contains("from solution import")
+            && !result.tests.contains("def run_solution"),
         "{}",
         result.tests
     );
