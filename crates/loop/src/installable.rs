@@ -22,6 +22,9 @@ static REQUIREMENT: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
+/// What the model writes in a package list when it means "no package".
+const NO_PACKAGE: [&str; 5] = ["none", "null", "n/a", "nothing", "-"];
+
 /// The modules the harness ships next to the tests: never packages.
 const LOCAL_MODULES: [&str; 3] = ["solution", "test_solution", "conftest"];
 
@@ -55,6 +58,7 @@ pub(crate) async fn keep_installable(
         diagnosis.packages.retain(|p| {
             let module = module_name(p);
             let keep = looks_like_requirement(p)
+                && !NO_PACKAGE.contains(&p.trim().to_ascii_lowercase().as_str())
                 && !LOCAL_MODULES.contains(&module.as_str())
                 && !stdlib.contains(&module);
             if !keep {
@@ -77,12 +81,20 @@ fn module_name(requirement: &str) -> String {
         .to_owned()
 }
 
+/// Whether `import name` parses: an ASCII identifier that is not a keyword.
 fn is_identifier(name: &str) -> bool {
+    const KEYWORDS: [&str; 35] = [
+        "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
+        "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
+        "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
+        "try", "while", "with", "yield",
+    ];
     let mut chars = name.chars();
     chars
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !KEYWORDS.contains(&name)
 }
 
 #[cfg(test)]
@@ -114,5 +126,6 @@ mod tests {
         assert_eq!(module_name("solution.py"), "solution");
         assert_eq!(module_name("os.path"), "os");
         assert!(is_identifier("os") && !is_identifier("scikit-learn") && !is_identifier("1x"));
+        assert!(!is_identifier("None") && !is_identifier("pass"));
     }
 }

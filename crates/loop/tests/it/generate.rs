@@ -776,7 +776,8 @@ async fn standard_library_modules_and_prose_in_a_diagnosis_are_not_installed() {
             "environment",
             &[
                 "os",
-                "solution",
+                "solution.py",
+                "None",
                 "none beyond the standard library and pytest",
             ],
         ),
