@@ -670,7 +670,7 @@ impl Driver<'_> {
                 "rejected": rejected,
                 "whole_script": whole_script,
             });
-            let (answer, usage) = self.steps.fix_code(context).await?;
+            let (answer, usage) = self.steps.fix_code(context, !rejected.is_empty()).await?;
             spent.input_tokens += usage.input_tokens;
             spent.output_tokens += usage.output_tokens;
             let mut packages = answer.packages;

@@ -16,6 +16,9 @@ use crate::prompt::{Plan, TaskView, render};
 use crate::session::{Diagnosis, Event, Usage};
 use crate::splice::FunctionPatch;
 
+/// The temperature of a code fix asked again after an answer was sent back.
+const WIDER_TEMPERATURE: f64 = 0.8;
+
 /// Bytes of one test's report shown in a prompt.
 pub(crate) const FAILURE_OUTPUT_LIMIT: usize = 3_000;
 
@@ -73,14 +76,12 @@ impl Steps<'_> {
         step: &str,
         template: &str,
         extra: Value,
+        params: &CallParams,
         check: impl Fn(&str) -> Result<(), String>,
     ) -> Result<(String, Usage), LoopError> {
         let text = render(self.prompts, template, self.task, extra)?;
         let messages = [Message::system(self.system.clone()), Message::user(text)];
-        let answer = self
-            .client
-            .chat(step, &messages, &CallParams::default())
-            .await?;
+        let answer = self.client.chat(step, &messages, params).await?;
         let checked = fenced_block(&answer.text)
             .ok_or_else(|| "no complete ```python code block (cut off, or none written)".to_owned())
             .and_then(|code| check(&code).map(|()| code));
@@ -108,7 +109,13 @@ impl Steps<'_> {
         let context = json!({"plan": plan, "notes": notes});
         if self.task.code_in_fences {
             let (code, usage) = self
-                .ask_fenced("code", "loop/code.j2", context, |_| Ok(()))
+                .ask_fenced(
+                    "code",
+                    "loop/code.j2",
+                    context,
+                    &CallParams::default(),
+                    |_| Ok(()),
+                )
                 .await?;
             let answer = CodeAnswer {
                 code,
@@ -132,9 +139,13 @@ impl Steps<'_> {
         let context = json!({"notes": notes, "code": code});
         if self.task.code_in_fences {
             let (tests, usage) = self
-                .ask_fenced("tests", "loop/tests.j2", context, |source| {
-                    looks_like_python(source, "tests", "the whole test file", "def test")
-                })
+                .ask_fenced(
+                    "tests",
+                    "loop/tests.j2",
+                    context,
+                    &CallParams::default(),
+                    |source| looks_like_python(source, "tests", "the whole test file", "def test"),
+                )
                 .await?;
             return Ok(Event::TestsWritten { tests, usage });
         }
@@ -177,13 +188,23 @@ impl Steps<'_> {
     }
 
     /// Code edits; a model error degrades to no edits (the session retries once, then escalates).
+    ///
+    /// `widen` asks at a higher temperature: the previous answer was sent back, and the same
+    /// prompt at a low temperature tends to give the same answer again (the 1.5B model copied
+    /// the script unchanged twice in a row).
     pub(crate) async fn fix_code(
         &self,
         context: Value,
+        widen: bool,
     ) -> Result<(CodeEditsAnswer, Usage), LoopError> {
+        let params = if widen {
+            self.widened_params()
+        } else {
+            CallParams::default()
+        };
         if self.task.code_in_fences {
             return match self
-                .ask_fenced("fix_code", "loop/fix_code.j2", context, |_| Ok(()))
+                .ask_fenced("fix_code", "loop/fix_code.j2", context, &params, |_| Ok(()))
                 .await
             {
                 Ok((code, usage)) => {
@@ -196,12 +217,35 @@ impl Steps<'_> {
                 Err(err) => degrade(err, "fix_code").map(|()| Default::default()),
             };
         }
+        let text = render(self.prompts, "loop/fix_code.j2", self.task, context)?;
+        let messages = [Message::system(self.system.clone()), Message::user(text)];
         match self
-            .ask::<CodeEditsAnswer>("fix_code", "loop/fix_code.j2", context)
+            .client
+            .structured_validated_with::<CodeEditsAnswer>(
+                "fix_code",
+                &messages,
+                &params,
+                |_| Ok(()),
+            )
             .await
         {
-            Ok(answer) => Ok(answer),
-            Err(err) => degrade(err, "fix_code").map(|()| Default::default()),
+            Ok(answer) => Ok((answer.value, usage(answer.usage))),
+            Err(err) => degrade(LoopError::Model(err), "fix_code").map(|()| Default::default()),
+        }
+    }
+
+    /// The call parameters with the temperature raised to [`WIDER_TEMPERATURE`] (kept when the
+    /// user's is higher already).
+    fn widened_params(&self) -> CallParams {
+        let current = self
+            .client
+            .config()
+            .effective_params(&CallParams::default())
+            .temperature
+            .unwrap_or(0.0);
+        CallParams {
+            temperature: Some(current.max(WIDER_TEMPERATURE)),
+            ..CallParams::default()
         }
     }
 

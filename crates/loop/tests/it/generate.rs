@@ -308,6 +308,10 @@ async fn a_stub_offered_as_the_whole_script_is_sent_back() {
     assert!(result.success, "{result:#?}");
     assert_eq!(result.attempts, 2, "the stub never reached the sandbox");
     f.assert_request_says(5, "not the whole script: it imports `solution`");
+    // The answer asked again is sampled more widely; the first one at the user's temperature.
+    let requests = f.server.requests();
+    assert_eq!(requests[4].body.get("temperature"), None);
+    assert_eq!(requests[5].body["temperature"], 0.8);
 }
 
 #[tokio::test]
