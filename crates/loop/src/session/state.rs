@@ -19,6 +19,17 @@ use crate::splice::{FunctionPatch, splice_functions};
 /// that is not of its declared type, such as a pandas Series where one float belongs.
 pub(crate) const OUTPUT_TYPE_ERROR: &str = "but solution.py wrote";
 
+/// Whether a test's report shows the script itself crashing on a name it never defined
+/// (`NameError`, `UnboundLocalError` raised in `solution.py`): a defect of the script whatever
+/// input the test gave it, so no test fix can help.
+fn undefined_name_in_the_script(output: &str) -> bool {
+    // `/solution.py"` or `"solution.py"`: not `test_solution.py"`.
+    (output.contains("/solution.py\"") || output.contains("\"solution.py\""))
+        && ["NameError: name '", "UnboundLocalError: "]
+            .iter()
+            .any(|error| output.contains(error))
+}
+
 /// The file of the harness's contract test (the script runs on the samples and writes every
 /// declared output with its type).
 pub const CONTRACT_TEST_FILE: &str = "test_contract.py";
@@ -431,7 +442,8 @@ impl Session {
             // type: whatever a test expects, the script broke the contract, and no test fix can
             // change that, so such a failure never goes to the test fixer.
             let script_at_fault = failure.id.starts_with(CONTRACT_TEST_FILE)
-                || failure.output.contains(OUTPUT_TYPE_ERROR);
+                || failure.output.contains(OUTPUT_TYPE_ERROR)
+                || undefined_name_in_the_script(&failure.output);
             if script_at_fault && kind == FailureKind::TestError {
                 kind = FailureKind::Logic;
             }

@@ -191,6 +191,37 @@ fn total_of_the_wrong_type() -> Event {
 }
 
 #[test]
+fn a_script_crashing_on_an_undefined_name_goes_to_the_code_fixer_whatever_the_diagnosis() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(run(vec![
+        result(
+            "test_solution.py::test_total",
+            TestOutcome::Failed,
+            "E   AssertionError: Traceback (most recent call last):\n  File \"/var/work/solution.py\", line 60, in main\n    write_outputs(summary, error_count)\nNameError: name 'error_count' is not defined",
+        ),
+        result("test_solution.py::test_exit", TestOutcome::Passed, ""),
+    ]));
+    s.next_action();
+    s.apply(diagnosed(FailureKind::TestError, &[]));
+    let Action::FixCode { failures, .. } = s.next_action() else {
+        panic!("must go to the code fixer")
+    };
+    assert_eq!(failures[0].reclassified_from, Some(FailureKind::TestError));
+    // A NameError of the test file itself stays with the test fixer.
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(run(vec![result(
+        "test_solution.py::test_total",
+        TestOutcome::Failed,
+        "  File \"/var/work/test_solution.py\", line 4, in test_total\nE   NameError: name 'expected' is not defined",
+    )]));
+    s.next_action();
+    s.apply(diagnosed(FailureKind::TestError, &[]));
+    assert!(matches!(s.next_action(), Action::FixTests { .. }));
+}
+
+#[test]
 fn an_output_of_the_wrong_type_goes_to_the_code_fixer_whatever_the_diagnosis() {
     let mut s = session(Limits::default());
     up_to_first_run(&mut s);
