@@ -19,10 +19,10 @@ use crate::answers::strip_code_fence;
 use crate::data::{self, DataOptions};
 use crate::edit::{Edit, apply_edits};
 use crate::installable::keep_installable;
-use crate::missing_imports::add_missing_imports;
 use crate::options::{CacheMode, GenerateOptions};
 use crate::prompt::{TaskView, render};
 use crate::reclassify::mask_addresses;
+use crate::repairs::{fragment_repaired, script_repaired, tests_repaired};
 use crate::request::{Contract, IoType, OUTPUTS_DIR};
 use crate::rundir::{
     EnvironmentRecord, GenerationResult, IterationRecord, RESULT_FORMAT_VERSION, RunDir, StepUsage,
@@ -30,8 +30,7 @@ use crate::rundir::{
 use crate::session::{
     Action, CONTRACT_TEST_FILE, Event, RoutedFailure, Session, TestOutcome, TestResult, TestRun,
 };
-use crate::slips::{repair_fixture_imports, repair_keyword_slips};
-use crate::splice::{function_name, function_source, remove_top_level_function};
+use crate::splice::{function_name, function_source};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, Steps, tail};
 
 /// What the live view shows after each step.
@@ -577,7 +576,7 @@ impl Driver<'_> {
             spent.input_tokens += usage.input_tokens;
             spent.output_tokens += usage.output_tokens;
             let mut answer = answer;
-            answer.code = with_missing_imports(without_slips(answer.code));
+            answer.code = script_repaired(answer.code);
             let analysis =
                 imports_to_packages(&self.interpreter.executable, &answer.code, &["solution"])
                     .await?;
@@ -621,7 +620,7 @@ impl Driver<'_> {
             let Event::TestsWritten { tests, usage } = event else {
                 return Ok(event);
             };
-            let tests = tests_without_slips(tests);
+            let tests = tests_repaired(tests);
             spent.input_tokens += usage.input_tokens;
             spent.output_tokens += usage.output_tokens;
             let analysis = imports_to_packages(
@@ -693,12 +692,12 @@ impl Driver<'_> {
             let edits: Vec<Edit> = edits
                 .into_iter()
                 .map(|e| Edit {
-                    replace: without_slips(e.replace),
+                    replace: fragment_repaired(e.replace),
                     ..e
                 })
                 .collect();
             let mut fixed = apply_edits(&current, &edits);
-            fixed.code = with_missing_imports(fixed.code);
+            fixed.code = script_repaired(fixed.code);
             if fixed.changed(&current) {
                 let analysis =
                     imports_to_packages(&self.interpreter.executable, &fixed.code, &["solution"])
@@ -900,52 +899,5 @@ fn task_view(options: &GenerateOptions, contract: &Contract, data: &data::DataCo
         datasets: data.datasets.clone(),
         rules: data.rules.clone(),
         code_in_fences: options.code_in_fences,
-    }
-}
-
-/// The code with the keyword slips of small models repaired (see [`crate::slips`]).
-fn without_slips(code: String) -> String {
-    match repair_keyword_slips(&code) {
-        Some(repaired) => {
-            tracing::info!("repaired an `eif` keyword slip in the model's code");
-            repaired
-        }
-        None => code,
-    }
-}
-
-/// The pytest fixture `templates/harness/conftest.py.j2` gives the tests.
-const RUN_SOLUTION_FIXTURE: &str = "run_solution";
-
-/// A test file with the code slips repaired and the harness's fixture neither imported from a
-/// module (see [`crate::slips`]) nor defined again (a `run_solution` of the test module would
-/// shadow the harness's).
-fn tests_without_slips(tests: String) -> String {
-    let tests = with_missing_imports(without_slips(tests));
-    let tests = match repair_fixture_imports(&tests, &[RUN_SOLUTION_FIXTURE]) {
-        Some(repaired) => {
-            tracing::info!("dropped an import of the `run_solution` fixture from the tests");
-            repaired
-        }
-        None => tests,
-    };
-    match remove_top_level_function(&tests, RUN_SOLUTION_FIXTURE) {
-        Some(repaired) => {
-            tracing::info!("dropped the tests' own `run_solution`: the harness's fixture is used");
-            repaired
-        }
-        None => tests,
-    }
-}
-
-/// A whole script or test file with the standard-library imports it forgot added (see
-/// [`crate::missing_imports`]).
-fn with_missing_imports(code: String) -> String {
-    match add_missing_imports(&code) {
-        Some(fixed) => {
-            tracing::info!("added a standard-library import the model's code uses but forgot");
-            fixed
-        }
-        None => code,
     }
 }

@@ -15,6 +15,7 @@ mod missing_imports;
 pub mod options;
 pub mod prompt;
 pub mod reclassify;
+mod repairs;
 pub mod request;
 pub mod run;
 pub mod rundir;

@@ -1,0 +1,49 @@
+//! The deterministic repairs applied to the model's code before anything runs, each logged
+//! when it changes something. The repairs themselves live in [`crate::slips`],
+//! [`crate::missing_imports`] and [`crate::splice`].
+
+use crate::missing_imports::add_missing_imports;
+use crate::slips::{repair_fixture_imports, repair_keyword_slips};
+use crate::splice::remove_top_level_function;
+
+/// The pytest fixture `templates/harness/conftest.py.j2` gives the tests.
+const RUN_SOLUTION_FIXTURE: &str = "run_solution";
+
+/// A fragment of code (the replacement text of an edit): keyword slips repaired.
+pub(crate) fn fragment_repaired(code: String) -> String {
+    repaired(code, repair_keyword_slips, "repaired an `eif` keyword slip")
+}
+
+/// A whole script: keyword slips repaired and forgotten standard-library imports added.
+pub(crate) fn script_repaired(code: String) -> String {
+    repaired(
+        fragment_repaired(code),
+        add_missing_imports,
+        "added a standard-library import the code uses but forgot",
+    )
+}
+
+/// A whole test file: as a script, and the harness's fixture neither imported from a module nor
+/// defined again (a `run_solution` of the test module would shadow the harness's).
+pub(crate) fn tests_repaired(tests: String) -> String {
+    let tests = repaired(
+        script_repaired(tests),
+        |t| repair_fixture_imports(t, &[RUN_SOLUTION_FIXTURE]),
+        "dropped an import of the `run_solution` fixture from the tests",
+    );
+    repaired(
+        tests,
+        |t| remove_top_level_function(t, RUN_SOLUTION_FIXTURE),
+        "dropped the tests' own `run_solution`: the harness's fixture is used",
+    )
+}
+
+fn repaired(code: String, repair: impl FnOnce(&str) -> Option<String>, what: &str) -> String {
+    match repair(&code) {
+        Some(fixed) => {
+            tracing::info!("{what}");
+            fixed
+        }
+        None => code,
+    }
+}
