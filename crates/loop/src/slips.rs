@@ -9,6 +9,8 @@
 //! harness's pytest fixture (from `conftest.py`), never a name of the script, so the import
 //! can only fail at collection. The name is dropped from the import.
 
+use crate::splice::indentation;
+
 /// The code with every `eif ...:` line rewritten, or `None` when there is none.
 pub(crate) fn repair_keyword_slips(code: &str) -> Option<String> {
     let lines: Vec<&str> = code.split_inclusive('\n').collect();
@@ -95,10 +97,6 @@ fn without_fixture_names(line: &str, fixtures: &[&str]) -> Option<String> {
         "{}from {module} import {list}{comment}{newline}",
         &line[..indent]
     ))
-}
-
-fn indentation(line: &str) -> usize {
-    line.len() - line.trim_start_matches([' ', '\t']).len()
 }
 
 /// `eif <something>:` (a trailing comment allowed): never valid Python.

@@ -171,7 +171,8 @@ fn skip_short_string(rest: &str, quote: char) -> &str {
     ""
 }
 
-fn indentation(line: &str) -> usize {
+/// Leading spaces and tabs of a line, in bytes.
+pub(crate) fn indentation(line: &str) -> usize {
     line.len() - line.trim_start_matches([' ', '\t']).len()
 }
 
