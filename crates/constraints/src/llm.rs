@@ -9,7 +9,7 @@
 //! is checked in Rust by [`crate::check_portable_regex`], and the tests confirm it with the real
 //! Python.
 
-use autocoder_llm::{LlmClient, LlmError, Message};
+use autocoder_llm::{CallParams, LlmClient, LlmError, Message};
 use autocoder_prompts::Prompts;
 use autocoder_schema::{Check, DataType, Pattern, Scalar, TableSchema};
 use schemars::JsonSchema;
@@ -25,6 +25,10 @@ use crate::{Constraint, Outcome, Source};
 pub const STEP: &str = "constraint";
 
 const TEMPLATE: &str = "constraints/rule.j2";
+
+/// Most tokens one answer may take. A whole answer is under 150; a small model that loops in
+/// `reason` (seen with Qwen2.5-Coder-1.5B: 1,500 tokens, twice, on one rule) stops here.
+pub const ANSWER_MAX_TOKENS: u32 = 400;
 
 /// The kind of check the model chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -324,8 +328,13 @@ async fn ask_model(rule: &str, table: &TableSchema, note: &str, client: &LlmClie
         Ok(text) => text,
         Err(reason) => return unapplied(reason),
     };
+    let configured = client.config().params.max_tokens;
+    let capped = CallParams {
+        max_tokens: Some(configured.map_or(ANSWER_MAX_TOKENS, |m| m.min(ANSWER_MAX_TOKENS))),
+        ..CallParams::default()
+    };
     let answer = client
-        .structured_validated::<RuleAnswer>(STEP, &[Message::user(text)], |a| {
+        .structured_validated_with::<RuleAnswer>(STEP, &[Message::user(text)], &capped, |a| {
             validate_answer(a, table).map(|_| ())
         })
         .await;
