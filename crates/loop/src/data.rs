@@ -3,6 +3,7 @@
 //! dataset they are about (the parser first, then the model for the rest), the checks are
 //! evaluated over the whole sample file, and the rules that stay text keep their reason. No rule
 //! is dropped and none is repeated: a rule applied to one dataset is not also listed as text.
+//! A rule about the script's output stays text without being read ([`crate::output_rules`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -14,8 +15,9 @@ use autocoder_profile::{Profile, ProfileOptions, SchemaOptions, profile_path};
 use autocoder_schema::{TableSchema, render_pandera};
 
 use crate::LoopError;
+use crate::output_rules::about_an_output;
 use crate::prompt::{CheckView, DatasetView, RuleView};
-use crate::request::Contract;
+use crate::request::{Contract, Output};
 
 /// Bytes of a non-tabular sample shown when it cannot be profiled as CSV.
 const TEXT_PREVIEW_BYTES: usize = 4_000;
@@ -127,7 +129,7 @@ pub async fn build(
             first_lines: first_lines(sample, FIRST_LINES),
         });
     }
-    let read = read_rules(rules, &tables, client).await;
+    let read = read_rules(rules, &tables, &contract.outputs, client).await;
     for (outcome, _) in &read {
         if let Outcome::Unapplied { rule, reason } = outcome {
             context.rules.push(RuleView {
@@ -170,12 +172,19 @@ pub async fn build(
 async fn read_rules(
     rules: &[String],
     tables: &[Tabular],
+    outputs: &[Output],
     client: Option<&LlmClient>,
 ) -> Vec<(Outcome, Option<usize>)> {
+    let columns: Vec<&str> = tables
+        .iter()
+        .flat_map(|t| t.schema.columns.iter().map(|c| c.name.as_str()))
+        .collect();
     let mut outcomes = Vec::with_capacity(rules.len());
     for rule in rules {
-        if tables.is_empty() {
-            let reason = "there is no tabular sample to check it against".to_owned();
+        let output_reason = about_an_output(rule, outputs, &columns);
+        if tables.is_empty() || output_reason.is_some() {
+            let reason = output_reason
+                .unwrap_or_else(|| "there is no tabular sample to check it against".to_owned());
             outcomes.push((
                 Outcome::Unapplied {
                     rule: rule.clone(),

@@ -13,6 +13,7 @@ mod generate;
 mod installable;
 mod missing_imports;
 pub mod options;
+mod output_rules;
 pub mod prompt;
 pub mod reclassify;
 mod repairs;
