@@ -284,3 +284,94 @@ fn diagnosis_and_fix_prompts() {
         })).unwrap()
     );
 }
+
+/// The Python interpreter the suite runs with (`scripts/test` sets it up).
+fn test_python() -> std::path::PathBuf {
+    std::env::var_os("AUTOCODER_TEST_PYTHON")
+        .expect("AUTOCODER_TEST_PYTHON must name the test interpreter (scripts/test sets it up)")
+        .into()
+}
+
+#[test]
+#[allow(clippy::disallowed_methods)] // the skeleton runs under the real Python interpreter
+fn the_code_prompts_skeleton_runs_and_follows_the_contract() {
+    let prompts = Prompts::embedded().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let inputs: Vec<Declaration> = [
+        "limit:int",
+        "ratio:float",
+        "strict:bool",
+        "since:datetime",
+        "window:timedelta",
+        "label:str",
+    ]
+    .iter()
+    .map(|d| d.parse().unwrap())
+    .collect();
+    let outputs: Vec<Declaration> = ["done:bool", "count:int", "report.csv:file"]
+        .iter()
+        .map(|d| d.parse().unwrap())
+        .collect();
+    let contract = Contract::new(&inputs, &outputs, &[]).unwrap();
+    let view = TaskView {
+        inputs: contract.inputs,
+        outputs: contract.outputs,
+        datasets: Vec::new(),
+        rules: Vec::new(),
+        code_in_fences: true,
+        ..task()
+    };
+    let prompt = render(
+        &prompts,
+        "loop/code.j2",
+        &view,
+        json!({"plan": plan(), "notes": []}),
+    )
+    .unwrap();
+    let skeleton = prompt
+        .split("```python\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the code prompt shows a skeleton");
+    let out = dir.path().join("outputs");
+    std::fs::create_dir(&out).unwrap();
+    // Fill in `compute` the way a model would, and point the outputs at a temporary directory.
+    let body = "    assert isinstance(limit, int) and isinstance(ratio, float)\n    \
+                assert strict is False and since.year == 2024 and window.total_seconds() == 90.5\n    \
+                open(os.path.join(OUTPUT_DIR, 'report.csv'), 'w').write(label)\n    \
+                return limit > 2, limit * 2\n";
+    let script = skeleton
+        .replace("/var/outputs", out.to_str().unwrap())
+        .replace("    ...  # the task\n", body);
+    let path = dir.path().join("solution.py");
+    std::fs::write(&path, &script).unwrap();
+    let run = |strict: &str| {
+        std::process::Command::new(test_python())
+            .arg(&path)
+            .args(["--limit", "3", "--ratio", "0.5", "--strict", strict])
+            .args([
+                "--since",
+                "2024-03-01T12:00:00",
+                "--window",
+                "90.5",
+                "--label",
+                "hi",
+            ])
+            .output()
+            .unwrap()
+    };
+    let ran = run("false");
+    assert!(
+        ran.status.success(),
+        "{script}\n{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+    assert_eq!(read("done"), "true");
+    assert_eq!(read("count"), "6");
+    assert_eq!(read("report.csv"), "hi");
+    // `--strict yes-ish` is refused by argparse with a non-zero exit, not read as True.
+    let refused = run("maybe");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("expected true or false"));
+}
