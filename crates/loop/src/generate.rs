@@ -19,6 +19,7 @@ use crate::answers::strip_code_fence;
 use crate::data::{self, DataOptions};
 use crate::edit::{Edit, apply_edits};
 use crate::installable::keep_installable;
+use crate::merge::merge_into_script;
 use crate::options::{CacheMode, GenerateOptions};
 use crate::prompt::{TaskView, render};
 use crate::reclassify::mask_addresses;
@@ -388,6 +389,9 @@ fn not_a_whole_script(current: &str, code: &str) -> Option<String> {
     })
 }
 
+/// How the note on a fenced fix with nothing to merge starts.
+const NOT_MERGED: &str = "your answer could not be merged into the script";
+
 /// How the note on an answer that stayed unusable starts.
 const UNUSABLE: &str = "your previous answer was unusable";
 
@@ -674,6 +678,19 @@ impl Driver<'_> {
             spent.output_tokens += usage.output_tokens;
             let mut packages = answer.packages;
             let edits = match answer.code.as_deref().map(strip_code_fence) {
+                Some(code) if self.steps.task.code_in_fences && !code.trim().is_empty() => {
+                    match merge_into_script(&current, &code) {
+                        Ok(merged) => vec![Edit {
+                            find: current.clone(),
+                            replace: merged,
+                        }],
+                        Err(problem) if not_yet_said(&rejected, NOT_MERGED) => {
+                            rejected.push(format!("{NOT_MERGED}: {problem}"));
+                            continue;
+                        }
+                        Err(_) => Vec::new(),
+                    }
+                }
                 Some(code) if !code.trim().is_empty() => {
                     match not_a_whole_script(&current, &code) {
                         Some(problem) if not_yet_said(&rejected, NOT_WHOLE) => {

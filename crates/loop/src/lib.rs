@@ -11,6 +11,7 @@ pub mod edit;
 mod error;
 mod generate;
 mod installable;
+mod merge;
 mod missing_imports;
 pub mod options;
 mod output_rules;

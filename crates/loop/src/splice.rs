@@ -118,7 +118,7 @@ struct Span {
 }
 
 /// For each physical line, whether it starts a logical line (not inside a string or brackets).
-fn logical_lines(lines: &[&str]) -> Vec<bool> {
+pub(crate) fn logical_lines(lines: &[&str]) -> Vec<bool> {
     let mut starts = Vec::with_capacity(lines.len());
     let mut in_triple: Option<&'static str> = None;
     let mut depth: i32 = 0;
@@ -176,7 +176,7 @@ pub(crate) fn indentation(line: &str) -> usize {
     line.len() - line.trim_start_matches([' ', '\t']).len()
 }
 
-fn is_blank(line: &str) -> bool {
+pub(crate) fn is_blank(line: &str) -> bool {
     let trimmed = line.trim();
     trimmed.is_empty() || trimmed.starts_with('#')
 }
@@ -200,7 +200,7 @@ fn defines_class(line: &str, name: &str) -> bool {
 }
 
 /// The end (exclusive) of the block opened at `header`: the next logical line indented no deeper.
-fn block_end(lines: &[&str], logical: &[bool], header: usize) -> usize {
+pub(crate) fn block_end(lines: &[&str], logical: &[bool], header: usize) -> usize {
     let indent = indentation(lines[header]);
     let mut end = header + 1;
     let mut last_body = header + 1;
@@ -269,7 +269,7 @@ fn reindent(source: &str, indent: usize) -> String {
     out
 }
 
-fn add_imports(source: &str, imports: &[String]) -> String {
+pub(crate) fn add_imports(source: &str, imports: &[String]) -> String {
     let present: Vec<&str> = source.lines().map(str::trim).collect();
     let needed: Vec<&str> = imports
         .iter()

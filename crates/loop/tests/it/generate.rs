@@ -548,6 +548,50 @@ async fn code_in_fences_takes_code_and_tests_from_markdown_blocks() {
 }
 
 #[tokio::test]
+async fn a_fenced_code_fix_may_hold_only_the_changed_function() {
+    let fenced =
+        |text: &str| format!("The revenue multiplies qty by price.\n\n```python\n{text}```\n");
+    let function = |expression: &str| {
+        format!(
+            "def total_revenue(path):\n    with open(path, newline=\"\") as handle:\n        return sum({expression} for row in csv.DictReader(handle))\n"
+        )
+    };
+    let f = fixture(vec![
+        plan(),
+        Entry::step("code", Reply::Text(fenced(&script(BAD)))),
+        Entry::step("tests", Reply::Text(fenced(&tests("25.5")))),
+        diagnosis("logic", &[]),
+        // Lines, not a function: nothing to merge; sent back with the reason.
+        Entry::step("fix_code", Reply::Text(fenced("total = qty * price\n"))),
+        Entry::step(
+            "fix_code",
+            Reply::Text(fenced(&format!("import math\n\n\n{}", function(GOOD)))),
+        ),
+    ])
+    .await;
+    let options = GenerateOptions {
+        code_in_fences: true,
+        ..f.options()
+    };
+    let result = f.generate(&options).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(result.attempts, 2, "{result:#?}");
+    assert_eq!(
+        result.solution,
+        script(GOOD).replace("import sys\n", "import sys\nimport math\n")
+    );
+    assert_eq!(
+        f.steps(),
+        ["plan", "code", "tests", "diagnose", "fix_code", "fix_code"]
+    );
+    f.assert_request_says(4, "only what you change");
+    f.assert_request_says(
+        5,
+        "could not be merged into the script: it has no whole function",
+    );
+}
+
+#[tokio::test]
 async fn an_eif_keyword_slip_is_repaired_without_asking_again() {
     let slipped = script(GOOD).replace("if __name__", "eif __name__");
     let f = fixture(vec![plan(), code(&slipped), test_file(&tests("25.5"))]).await;

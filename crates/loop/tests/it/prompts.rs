@@ -158,7 +158,7 @@ fn code_in_fences_asks_for_code_blocks_not_json() {
     }))
     .unwrap();
     assert!(
-        fix.contains("Answer with the whole corrected `solution.py`"),
+        fix.contains("one ```python block holding only what you change"),
         "{fix}"
     );
     assert!(!fix.contains("Answer with JSON"));
