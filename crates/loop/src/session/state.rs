@@ -15,6 +15,9 @@ use crate::prompt::Plan;
 use crate::reclassify::{Decision, FailureKind, Reclassifier, Signature};
 use crate::splice::{FunctionPatch, splice_functions};
 
+/// Missing packages a run replaces at most; each replacement costs a model call and a rebuild.
+const MAX_MISSING_PACKAGES: usize = 3;
+
 /// What the harness (`templates/harness/conftest.py.j2`) says when the script wrote an output
 /// that is not of its declared type, such as a pandas Series where one float belongs.
 pub(crate) const OUTPUT_TYPE_ERROR: &str = "but solution.py wrote";
@@ -60,6 +63,8 @@ pub struct Session {
     code: Option<String>,
     tests: Option<String>,
     packages: BTreeSet<String>,
+    /// Packages the index did not have, in the order they were found missing.
+    missing: Vec<String>,
     env_ready: bool,
     runs: u32,
     tokens: u64,
@@ -90,6 +95,7 @@ impl Session {
             code: None,
             tests: None,
             packages: base_packages.iter().cloned().collect(),
+            missing: Vec::new(),
             env_ready: false,
             runs: 0,
             tokens: 0,
@@ -224,10 +230,7 @@ impl Session {
                 self.anchors.clear();
             }
             Event::EnvironmentReady => self.env_ready = true,
-            Event::PackageMissing { package, error } => {
-                self.queue
-                    .push_back(Action::ReplacePackage { package, error });
-            }
+            Event::PackageMissing { package, error } => self.on_package_missing(package, error),
             Event::PackageReplaced {
                 package,
                 replacement,
@@ -237,7 +240,7 @@ impl Session {
                 self.packages.remove(&package);
                 self.env_ready = false;
                 match replacement {
-                    Some(other) if other != package => {
+                    Some(other) if other != package && !self.missing.contains(&other) => {
                         self.note(format!("replaced missing package {package} with {other}"));
                         self.packages.insert(other);
                     }
@@ -547,6 +550,21 @@ impl Session {
         };
         self.finished = Some(finish.clone());
         Action::Finish(finish)
+    }
+
+    /// A package the index does not have is replaced by the model; one found missing before
+    /// (the model named it again) or one too many ends the run instead of looping on model calls.
+    fn on_package_missing(&mut self, package: String, error: String) {
+        if self.missing.contains(&package) || self.missing.len() >= MAX_MISSING_PACKAGES {
+            let tried = self.missing.join(", ");
+            self.abort(format!(
+                "the package `{package}` could not be installed, after replacing missing packages ({tried}): {error}"
+            ));
+            return;
+        }
+        self.missing.push(package.clone());
+        self.queue
+            .push_back(Action::ReplacePackage { package, error });
     }
 
     fn add_packages(&mut self, packages: Vec<String>) {

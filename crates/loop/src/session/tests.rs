@@ -354,6 +354,78 @@ fn a_nonexistent_package_is_replaced() {
 }
 
 #[test]
+fn a_replacement_that_goes_missing_again_ends_the_run() {
+    let mut s = session(Limits::default());
+    s.next_action();
+    s.apply(Event::Planned {
+        plan: Plan::default(),
+        usage: USAGE,
+    });
+    s.next_action();
+    s.apply(Event::CodeWritten {
+        code: CODE.into(),
+        packages: vec!["alpha".into()],
+        usage: USAGE,
+    });
+    // alpha -> beta -> alpha: the second hop names a package known to be missing, so the code is
+    // rewritten without it instead of asking the index for alpha again.
+    let missing = |s: &mut Session, package: &str| {
+        s.next_action();
+        s.apply(Event::PackageMissing {
+            package: package.into(),
+            error: format!("no {package}"),
+        });
+        s.next_action()
+    };
+    let replaced = |s: &mut Session, package: &str, by: &str| {
+        s.apply(Event::PackageReplaced {
+            package: package.into(),
+            replacement: Some(by.into()),
+            usage: USAGE,
+        });
+    };
+    assert!(matches!(
+        missing(&mut s, "alpha"),
+        Action::ReplacePackage { .. }
+    ));
+    replaced(&mut s, "alpha", "beta");
+    assert!(matches!(
+        missing(&mut s, "beta"),
+        Action::ReplacePackage { .. }
+    ));
+    replaced(&mut s, "beta", "alpha");
+    assert!(
+        !s.packages().contains(&"alpha".to_owned()),
+        "{:?}",
+        s.packages()
+    );
+    assert!(matches!(s.next_action(), Action::WriteCode { .. }));
+    // The new code imports alpha anyway: the run ends, naming it and what was tried.
+    s.apply(Event::CodeWritten {
+        code: CODE.into(),
+        packages: vec!["alpha".into()],
+        usage: USAGE,
+    });
+    s.next_action();
+    s.apply(Event::PackageMissing {
+        package: "alpha".into(),
+        error: "no alpha".into(),
+    });
+    match s.next_action() {
+        Action::Finish(finish) => {
+            assert!(!finish.success);
+            assert!(
+                finish.reason.contains("`alpha` could not be installed"),
+                "{}",
+                finish.reason
+            );
+            assert!(finish.reason.contains("alpha, beta"), "{}", finish.reason);
+        }
+        other => panic!("expected the run to end, got {other:?}"),
+    }
+}
+
+#[test]
 fn max_iterations_ends_with_the_real_error() {
     let mut s = session(Limits {
         max_iterations: 1,
