@@ -133,6 +133,21 @@ pub(crate) fn check_name(name: &str) -> Result<(), SandboxError> {
     }
 }
 
+/// An integer written as such, or as a float with nothing but zeros after the point (`241.0`,
+/// what pandas and numpy print for a whole-number sum); `241.5` and `2.41e2` are not integers.
+fn whole_number(t: &str) -> Option<i64> {
+    if let Ok(n) = t.parse() {
+        return Some(n);
+    }
+    let (whole, fraction) = t.split_once('.')?;
+    let digits = whole.strip_prefix('-').unwrap_or(whole);
+    let is_whole = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && !fraction.is_empty()
+        && fraction.bytes().all(|b| b == b'0');
+    if is_whole { whole.parse().ok() } else { None }
+}
+
 /// Parses the text of an output of a non-path type. Whitespace around the value is ignored.
 pub fn parse_output(name: &str, kind: IoType, text: &str) -> Result<Value, SandboxError> {
     let bad = |reason: String| SandboxError::BadOutput {
@@ -143,7 +158,9 @@ pub fn parse_output(name: &str, kind: IoType, text: &str) -> Result<Value, Sandb
     let t = text.trim();
     match kind {
         IoType::Str => Ok(Value::Str(text.strip_suffix('\n').unwrap_or(text).to_owned())),
-        IoType::Int => t.parse().map(Value::Int).map_err(|_| bad(format!("{t:?} is not an integer"))),
+        IoType::Int => whole_number(t)
+            .map(Value::Int)
+            .ok_or_else(|| bad(format!("{t:?} is not an integer"))),
         IoType::Float => match t.parse::<f64>() {
             Ok(f) if t.chars().any(|c| c.is_ascii_digit()) || f.is_nan() || f.is_infinite() => {
                 Ok(Value::Float(f))
@@ -290,6 +307,18 @@ mod tests {
             parse_output("x", kind, t).is_err(),
             "{t:?} should not parse as {kind:?}"
         );
+    }
+
+    #[test]
+    fn ints_take_whole_floats_only() {
+        for (t, n) in [("241", 241), ("241.0\n", 241), ("-3.00", -3), (" 7 ", 7)] {
+            assert_eq!(ok(IoType::Int, t), Value::Int(n));
+        }
+        for t in [
+            "241.5", "2.41e2", "1.", ".0", "-.0", "nan", "", "12abc", "1.0.0",
+        ] {
+            err(IoType::Int, t);
+        }
     }
 
     #[test]
