@@ -3,7 +3,7 @@
 //! [`crate::missing_imports`] and [`crate::splice`].
 
 use crate::missing_imports::add_missing_imports;
-use crate::slips::{repair_fixture_imports, repair_keyword_slips};
+use crate::slips::{repair_fixture_imports, repair_keyword_slips, unused_solution_imports};
 use crate::splice::remove_top_level_function;
 
 /// The pytest fixture `templates/harness/conftest.py.j2` gives the tests.
@@ -30,6 +30,15 @@ pub(crate) fn tests_repaired(tests: String) -> String {
         script_repaired(tests),
         |t| repair_fixture_imports(t, &[RUN_SOLUTION_FIXTURE]),
         "dropped an import of the `run_solution` fixture from the tests",
+    );
+    let tests = repaired(
+        tests,
+        |t| {
+            let unused = unused_solution_imports(t);
+            let names: Vec<&str> = unused.iter().map(String::as_str).collect();
+            repair_fixture_imports(t, &names)
+        },
+        "dropped names the tests import from `solution` but never use",
     );
     repaired(
         tests,
