@@ -115,6 +115,7 @@ pub async fn generate(
         env: None,
         imports: Vec::new(),
         system_packages: BTreeSet::new(),
+        notes: Vec::new(),
         last_report: None,
         iteration_tokens: Vec::new(),
         iteration_started: started,
@@ -224,6 +225,7 @@ impl Record<'_> {
             attempts: session.runs(),
             packages: session.packages(),
             system_packages: driver.system_packages.iter().cloned().collect(),
+            notes: driver.notes.clone(),
             environment: EnvironmentRecord {
                 backend: options.sandbox.backend.name().to_owned(),
                 id: driver.env.as_ref().map(|e| e.id.to_string()),
@@ -436,6 +438,8 @@ struct Driver<'a> {
     env: Option<Env>,
     imports: Vec<String>,
     system_packages: BTreeSet<String>,
+    /// What the run changed on its own that the user should know (dropped system packages).
+    notes: Vec<String>,
     last_report: Option<TestReport>,
     iteration_tokens: Vec<u64>,
     iteration_started: Instant,
@@ -474,8 +478,8 @@ impl Driver<'_> {
                 session.abort(format!("the model's answer stayed unusable: {err}"));
                 Ok(None)
             }
-            // A Debian package that is malformed, unknown to apt, or missing on the host of a
-            // backend that cannot install it: the run ends as a failure that says which and why.
+            // A system package that could not be dropped (none of the model's): the run ends as a
+            // failure that says which and why.
             Err(LoopError::Sandbox(
                 err @ (SandboxError::BadSystemPackage { .. }
                 | SandboxError::SystemPackageNotFound { .. }
@@ -749,7 +753,50 @@ impl Driver<'_> {
         }
     }
 
+    /// [`Driver::prepare_once`]; a Debian package the model asked for that cannot be had (a
+    /// malformed name, one apt does not know, one a host backend's system lacks) is dropped with
+    /// a note and the environment prepared without it: the tests show whether the script needs it.
     async fn prepare(&mut self, packages: &[String]) -> Result<Event, LoopError> {
+        loop {
+            let err = match self.prepare_once(packages).await {
+                Err(LoopError::Sandbox(err)) => err,
+                other => return other,
+            };
+            let (unusable, why) = match &err {
+                SandboxError::BadSystemPackage { package } => (
+                    vec![package.clone()],
+                    "it is not a valid Debian package name".to_owned(),
+                ),
+                SandboxError::SystemPackageNotFound { package, .. } => (
+                    vec![package.clone()],
+                    "apt does not know it in the sandbox image".to_owned(),
+                ),
+                SandboxError::SystemPackagesUnavailable { packages, backend } => (
+                    packages.clone(),
+                    format!(
+                        "this machine lacks it and the {backend} sandbox cannot install system packages (`--sandbox docker` can)"
+                    ),
+                ),
+                _ => return Err(err.into()),
+            };
+            let dropped: Vec<String> = unusable
+                .iter()
+                .map(|p| p.trim().to_owned())
+                .filter(|p| self.system_packages.remove(p))
+                .collect();
+            if dropped.is_empty() {
+                return Err(err.into());
+            }
+            let note = format!(
+                "dropped the system package(s) {} the model asked for: {why}",
+                dropped.join(", ")
+            );
+            tracing::warn!("{note}");
+            self.notes.push(note);
+        }
+    }
+
+    async fn prepare_once(&mut self, packages: &[String]) -> Result<Event, LoopError> {
         let system: Vec<&String> = self.system_packages.iter().collect();
         let spec = EnvSpec::new(packages)?.with_system_packages(&system)?;
         if self.options.sandbox.cache == CacheMode::Override {

@@ -104,6 +104,10 @@ pub struct GenerationResult {
     /// Debian packages the model asked for (installed into the image by the Docker backend;
     /// checked on the host by the others, which cannot install them).
     pub system_packages: Vec<String>,
+    /// What the run changed on its own that the user should know, such as system packages it
+    /// dropped because the backend could not have them.
+    #[serde(default)]
+    pub notes: Vec<String>,
     /// The environment the script ran in.
     pub environment: EnvironmentRecord,
     /// Sample name -> Pandera module.

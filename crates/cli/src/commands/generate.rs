@@ -354,6 +354,12 @@ fn summary(result: &GenerationResult, out: &Path) {
         result.seconds
     );
     eprintln!("packages: {}", result.packages.join(", "));
+    if !result.system_packages.is_empty() {
+        eprintln!("system packages: {}", result.system_packages.join(", "));
+    }
+    for note in &result.notes {
+        eprintln!("note: {note}");
+    }
     eprintln!("run directory: {}", out.display());
     if let Some(error) = &result.error {
         eprintln!("last error:\n{error}");
