@@ -3,7 +3,7 @@
 //! dataset they are about (the parser first, then the model for the rest), the checks are
 //! evaluated over the whole sample file, and the rules that stay text keep their reason. No rule
 //! is dropped and none is repeated: a rule applied to one dataset is not also listed as text.
-//! A rule about the script's output stays text without being read ([`crate::output_rules`]).
+//! A rule about the script's output stays text without being read (`output_rules.rs`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
