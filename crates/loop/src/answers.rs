@@ -58,6 +58,11 @@ pub struct CodeEditsAnswer {
     /// (small models copy a short script more reliably than an exact excerpt); null otherwise.
     #[serde(default)]
     pub code: Option<String>,
+    /// The Markdown code blocks of an answer given in fences, in order (not part of the JSON
+    /// answer): quoted lines and their corrections, changed functions, or a whole script.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub blocks: Vec<String>,
     /// Distributions the changed script newly imports. (No free-text explanation is asked for:
     /// the diff says what changed, and small models loop inside such a field to the token limit.)
     pub packages: Vec<String>,
@@ -106,6 +111,27 @@ pub fn strip_code_fence(text: &str) -> String {
 /// to an untagged one), without its fences; `None` when no block is closed, which is how an
 /// answer cut at the token limit looks.
 pub fn fenced_block(text: &str) -> Option<String> {
+    let blocks = closed_blocks(text);
+    let pick = blocks.iter().position(|(tagged, _)| *tagged).unwrap_or(0);
+    blocks
+        .into_iter()
+        .nth(pick)
+        .map(|(_, body)| body)
+        .filter(|body| !body.trim().is_empty())
+}
+
+/// Every complete, non-empty Python (or untagged) Markdown block of an answer, in order.
+pub fn fenced_blocks(text: &str) -> Vec<String> {
+    closed_blocks(text)
+        .into_iter()
+        .map(|(_, body)| body)
+        .filter(|body| !body.trim().is_empty())
+        .collect()
+}
+
+/// The closed Python or untagged blocks, each with whether it was tagged; blocks in another
+/// language are skipped.
+fn closed_blocks(text: &str) -> Vec<(bool, String)> {
     // Each open block remembers whether it is kept (`Some(tagged)`) or a
     // block in another language that is only skipped (`None`).
     let mut blocks: Vec<(bool, String)> = Vec::new();
@@ -133,12 +159,7 @@ pub fn fenced_block(text: &str) -> Option<String> {
             }
         }
     }
-    let pick = blocks.iter().position(|(tagged, _)| *tagged).unwrap_or(0);
     blocks
-        .into_iter()
-        .nth(pick)
-        .map(|(_, body)| body)
-        .filter(|body| !body.trim().is_empty())
 }
 
 #[cfg(test)]

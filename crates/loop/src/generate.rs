@@ -18,8 +18,8 @@ use crate::LoopError;
 use crate::answers::strip_code_fence;
 use crate::data::{self, DataOptions};
 use crate::edit::{Edit, apply_edits};
+use crate::fix_blocks::apply_fix_blocks;
 use crate::installable::keep_installable;
-use crate::merge::merge_into_script;
 use crate::options::{CacheMode, GenerateOptions};
 use crate::prompt::{TaskView, render};
 use crate::reclassify::mask_addresses;
@@ -682,8 +682,8 @@ impl Driver<'_> {
             spent.output_tokens += usage.output_tokens;
             let mut packages = answer.packages;
             let edits = match answer.code.as_deref().map(strip_code_fence) {
-                Some(code) if self.steps.task.code_in_fences && !code.trim().is_empty() => {
-                    match merge_into_script(&current, &code) {
+                _ if self.steps.task.code_in_fences => {
+                    match apply_fix_blocks(&current, &answer.blocks) {
                         Ok(merged) => vec![Edit {
                             find: current.clone(),
                             replace: merged,

@@ -9,6 +9,7 @@ pub mod answers;
 pub mod data;
 pub mod edit;
 mod error;
+mod fix_blocks;
 mod generate;
 mod installable;
 mod merge;

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::LoopError;
 use crate::answers::{
     CodeAnswer, CodeEditsAnswer, DiagnosisAnswer, ReplacementAnswer, TestPatchesAnswer,
-    TestsAnswer, fenced_block, strip_code_fence,
+    TestsAnswer, fenced_block, fenced_blocks, strip_code_fence,
 };
 use crate::prompt::{Plan, TaskView, render};
 use crate::session::{Diagnosis, Event, Usage};
@@ -93,6 +93,28 @@ impl Steps<'_> {
                 raw: answer.text,
             })),
         }
+    }
+
+    /// Every Python block of a free-text answer, in order; an answer without one is invalid.
+    async fn ask_fenced_blocks(
+        &self,
+        step: &str,
+        template: &str,
+        extra: Value,
+        params: &CallParams,
+    ) -> Result<(Vec<String>, Usage), LoopError> {
+        let text = render(self.prompts, template, self.task, extra)?;
+        let messages = [Message::system(self.system.clone()), Message::user(text)];
+        let answer = self.client.chat(step, &messages, params).await?;
+        let blocks = fenced_blocks(&answer.text);
+        if blocks.is_empty() {
+            return Err(LoopError::Model(LlmError::InvalidStructuredOutput {
+                step: step.to_owned(),
+                error: "no complete ```python code block (cut off, or none written)".to_owned(),
+                raw: answer.text,
+            }));
+        }
+        Ok((blocks, usage(answer.usage)))
     }
 
     pub(crate) async fn plan(&self) -> Result<Event, LoopError> {
@@ -204,12 +226,12 @@ impl Steps<'_> {
         };
         if self.task.code_in_fences {
             return match self
-                .ask_fenced("fix_code", "loop/fix_code.j2", context, &params, |_| Ok(()))
+                .ask_fenced_blocks("fix_code", "loop/fix_code.j2", context, &params)
                 .await
             {
-                Ok((code, usage)) => {
+                Ok((blocks, usage)) => {
                     let answer = CodeEditsAnswer {
-                        code: Some(code),
+                        blocks,
                         ..CodeEditsAnswer::default()
                     };
                     Ok((answer, usage))

@@ -584,11 +584,39 @@ async fn a_fenced_code_fix_may_hold_only_the_changed_function() {
         f.steps(),
         ["plan", "code", "tests", "diagnose", "fix_code", "fix_code"]
     );
-    f.assert_request_says(4, "only what you change");
+    f.assert_request_says(4, "copied exactly in one block");
     f.assert_request_says(
         5,
         "could not be merged into the script: it has no whole function",
     );
+}
+
+#[tokio::test]
+async fn a_fenced_code_fix_may_quote_the_wrong_line_then_correct_it() {
+    let fenced = |text: &str| format!("```python\n{text}```\n");
+    let line =
+        |expression: &str| format!("return sum({expression} for row in csv.DictReader(handle))\n");
+    let answer = format!(
+        "The line that is wrong is:\n```python\n{}```\nIt should be:\n```python\n{}```\n",
+        line(BAD),
+        line(GOOD)
+    );
+    let f = fixture(vec![
+        plan(),
+        Entry::step("code", Reply::Text(fenced(&script(BAD)))),
+        Entry::step("tests", Reply::Text(fenced(&tests("25.5")))),
+        diagnosis("logic", &[]),
+        Entry::step("fix_code", Reply::Text(answer)),
+    ])
+    .await;
+    let options = GenerateOptions {
+        code_in_fences: true,
+        ..f.options()
+    };
+    let result = f.generate(&options).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(result.attempts, 2);
+    assert_eq!(result.solution, script(GOOD));
 }
 
 #[tokio::test]

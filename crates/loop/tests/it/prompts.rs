@@ -158,7 +158,7 @@ fn code_in_fences_asks_for_code_blocks_not_json() {
     }))
     .unwrap();
     assert!(
-        fix.contains("one ```python block holding only what you change"),
+        fix.contains("the wrong lines copied exactly in one block, then their corrected version"),
         "{fix}"
     );
     assert!(!fix.contains("Answer with JSON"));
