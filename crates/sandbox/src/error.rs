@@ -95,9 +95,10 @@ pub enum SandboxError {
         /// Why it cannot run.
         reason: String,
     },
-    /// An input's name cannot be used as a command-line flag and file name.
+    /// An input's name cannot be used as a command-line flag and file name, or an output's as a
+    /// file name in the outputs directory.
     #[error(
-        "input or output name `{name}` is not allowed: use letters, digits and underscores, starting with a letter"
+        "input or output name `{name}` is not allowed: use letters, digits and underscores, starting with a letter (file and directory outputs may also use `-` and an extension, like `report.csv`)"
     )]
     BadName {
         /// The offending name.

@@ -119,6 +119,31 @@ pub(crate) fn mount_point(name: &str, host: &Path, is_file: bool) -> String {
     }
 }
 
+/// Refuses output names that are not safe as a file name in the outputs directory: scalar
+/// outputs are identifiers ([`check_name`]); file and directory outputs may also carry `-` and
+/// an extension (`report.csv`), but never a path (`/`, a leading `.`, `..`).
+pub(crate) fn check_output_name(name: &str, kind: IoType) -> Result<(), SandboxError> {
+    if !matches!(kind, IoType::File | IoType::Dir) {
+        return check_name(name);
+    }
+    let ok = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
+        && !name.contains("..")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && name.len() <= 128;
+    if ok {
+        Ok(())
+    } else {
+        Err(SandboxError::BadName {
+            name: name.to_owned(),
+        })
+    }
+}
+
 /// Refuses names that are not safe as a flag and a file name.
 pub(crate) fn check_name(name: &str) -> Result<(), SandboxError> {
     let ok = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
@@ -393,6 +418,13 @@ mod tests {
         for bad in ["", "2x", "a-b", "a b", "../x", "--x"] {
             assert!(check_name(bad).is_err());
         }
+        for good in ["report.csv", "out-2.tar.gz", "plots"] {
+            assert!(check_output_name(good, IoType::File).is_ok(), "{good}");
+        }
+        for bad in ["", ".hidden", "../x", "a/b", "a..b", "x y.csv"] {
+            assert!(check_output_name(bad, IoType::Dir).is_err(), "{bad}");
+        }
+        assert!(check_output_name("report.csv", IoType::Int).is_err());
         assert_eq!(
             mount_point("data", Path::new("/h/x.csv"), true),
             "/var/inputs/data.csv"

@@ -212,8 +212,8 @@ impl Sandbox {
             }
         }
         argv.extend(spec.extra_args.iter().map(OsString::from));
-        for (name, _) in &spec.outputs {
-            io::check_name(name)?;
+        for (name, kind) in &spec.outputs {
+            io::check_output_name(name, *kind)?;
             // A stale output from an earlier run in the same directory must not pass for a new one.
             let old = spec.outputs_dir.join(name);
             match std::fs::symlink_metadata(&old) {

@@ -20,7 +20,7 @@ put("f", str(float(a.f) * 2))
 put("b", "Yes" if a.b == "true" else "no")
 put("dt", a.dt)
 put("td", "0:01:%02d.500000" % int(float(a.td)))
-shutil.copy(a.data, os.path.join(out, "data"))
+shutil.copy(a.data, os.path.join(out, "data.csv"))
 shutil.copytree(a.folder, os.path.join(out, "folder"))
 print("data at", a.data)
 "#;
@@ -50,7 +50,7 @@ async fn echo(backend: Backend) {
         .output("b", IoType::Bool)
         .output("dt", IoType::Datetime)
         .output("td", IoType::Timedelta)
-        .output("data", IoType::File)
+        .output("data.csv", IoType::File)
         .output("folder", IoType::Dir);
     let out = Sandbox::new(backend).run(&spec).await.unwrap();
     assert!(out.success(), "{out:?}");
@@ -68,8 +68,8 @@ async fn echo(backend: Backend) {
     assert_eq!(o["b"], Value::Bool(true));
     assert_eq!(o["dt"], Value::Datetime("2024-05-01T13:45:00".into()));
     assert_eq!(o["td"], Value::Timedelta(90_500_000));
-    let Value::File(f) = &o["data"] else {
-        panic!("{:?}", o["data"])
+    let Value::File(f) = &o["data.csv"] else {
+        panic!("{:?}", o["data.csv"])
     };
     assert_eq!(std::fs::read_to_string(f).unwrap(), "a,b\n1,2\n");
     let Value::Dir(d) = &o["folder"] else {
