@@ -15,6 +15,24 @@ use crate::prompt::Plan;
 use crate::reclassify::{Decision, FailureKind, Reclassifier, Signature};
 use crate::splice::{FunctionPatch, splice_functions};
 
+/// Escalations a run makes at most: new tests, a new script, new tests, a new script.
+const MAX_ESCALATIONS: u32 = 4;
+
+/// How much of the last error a new script is told about.
+const DROPPED_ERROR_LIMIT: usize = 1200;
+
+/// The first `limit` bytes of `text` (at a character boundary), marked when cut.
+fn head(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_owned();
+    }
+    let mut cut = limit;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}\n[... cut]", &text[..cut])
+}
+
 /// Missing packages a run replaces at most; each replacement costs a model call and a rebuild.
 const MAX_MISSING_PACKAGES: usize = 3;
 
@@ -516,25 +534,35 @@ impl Session {
         }
     }
 
-    /// Throws away the tests, then the code, when fixing in place got nowhere; then gives up.
+    /// Throws away the tests, then the code, when fixing in place got nowhere, twice each (the
+    /// notes differ each time, so a model at a low temperature writes something new); then
+    /// gives up. A new script is told how the dropped one failed.
     fn escalate(&mut self, reason: &str) -> Action {
         self.escalations += 1;
         self.note(format!("escalation: {reason}"));
-        match self.escalations {
-            1 => {
-                self.tests = None;
-                Action::WriteTests {
-                    notes: vec![format!("the previous tests were dropped: {reason}")],
-                }
-            }
-            2 => {
-                self.code = None;
-                self.previous_code = None;
-                Action::WriteCode {
-                    notes: vec![format!("the previous script was dropped: {reason}")],
-                }
-            }
-            _ => self.finish(false, format!("gave up: {reason}")),
+        if self.escalations > MAX_ESCALATIONS {
+            return self.finish(false, format!("gave up: {reason}"));
+        }
+        let round = self.escalations.div_ceil(2);
+        if self.escalations % 2 == 1 {
+            self.tests = None;
+            return Action::WriteTests {
+                notes: vec![format!(
+                    "the previous tests were dropped ({round} of 2): {reason}"
+                )],
+            };
+        }
+        self.code = None;
+        self.previous_code = None;
+        let failure = self
+            .last_error
+            .as_deref()
+            .map(|error| format!("; it failed with:\n{}", head(error, DROPPED_ERROR_LIMIT)))
+            .unwrap_or_default();
+        Action::WriteCode {
+            notes: vec![format!(
+                "the previous script was dropped ({round} of 2): {reason}{failure}"
+            )],
         }
     }
 

@@ -472,6 +472,62 @@ fn identical_code_tests_and_packages_never_run_twice() {
 }
 
 #[test]
+fn escalation_rewrites_tests_then_code_twice_then_gives_up() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(failing_total());
+    s.next_action();
+    s.apply(diagnosed(FailureKind::Logic, &[]));
+    s.next_action();
+    let unchanged = Event::CodeEdited {
+        edits: vec![],
+        packages: vec![],
+        usage: USAGE,
+    };
+    s.apply(unchanged.clone());
+    s.next_action();
+    s.apply(unchanged);
+    // Each rewrite comes back identical, so nothing new would run: the next escalation follows.
+    let mut seen = Vec::new();
+    loop {
+        match s.next_action() {
+            Action::WriteTests { notes } => {
+                seen.push(format!("tests: {}", notes[0]));
+                s.apply(Event::TestsWritten {
+                    tests: TESTS.into(),
+                    usage: USAGE,
+                });
+            }
+            Action::WriteCode { notes } => {
+                seen.push(format!("code: {}", notes[0]));
+                s.apply(Event::CodeWritten {
+                    code: CODE.into(),
+                    packages: vec!["pandas".into()],
+                    usage: USAGE,
+                });
+            }
+            Action::Finish(finish) => {
+                assert!(!finish.success);
+                assert!(finish.reason.starts_with("gave up"), "{finish:?}");
+                break;
+            }
+            other => panic!("unexpected {other:?} after {seen:?}"),
+        }
+    }
+    assert_eq!(seen.len(), 4, "{seen:#?}");
+    assert!(seen[0].starts_with("tests: the previous tests were dropped (1 of 2)"));
+    assert!(seen[1].starts_with("code: the previous script was dropped (1 of 2)"));
+    assert!(
+        seen[1].contains("it failed with:\n") && seen[1].contains("assert 7 == 6"),
+        "{}",
+        seen[1]
+    );
+    assert!(seen[2].starts_with("tests: the previous tests were dropped (2 of 2)"));
+    assert!(seen[3].starts_with("code: the previous script was dropped (2 of 2)"));
+    assert_eq!(s.runs(), 1, "nothing identical ran again");
+}
+
+#[test]
 fn a_code_edit_that_breaks_a_passing_test_is_reverted() {
     let mut s = session(Limits::default());
     up_to_first_run(&mut s);
