@@ -18,6 +18,7 @@ use crate::LoopError;
 use crate::output_rules::about_an_output;
 use crate::prompt::{CheckView, DatasetView, RuleView};
 use crate::request::{Contract, Output};
+use crate::test_rows::test_rows;
 
 /// Bytes of a non-tabular sample shown when it cannot be profiled as CSV.
 const TEXT_PREVIEW_BYTES: usize = 4_000;
@@ -152,6 +153,14 @@ pub async fn build(
         let results = evaluate_path(&table.path, &table.schema, &constraints)
             .map_err(|err| LoopError::Data(err.to_string()))?;
         let dataset = &mut context.datasets[table.index];
+        let violating: Vec<u64> = results
+            .iter()
+            .filter_map(|r| r.examples.first().map(|v| v.row))
+            .collect();
+        let rows = test_rows(&table.path, &violating);
+        if !rows.is_empty() {
+            dataset.first_lines = rows;
+        }
         for (outcome, result) in mine.iter().zip(&results) {
             dataset.checks.push(CheckView {
                 text: format!("{} -> {}", outcome.rule(), result.description),

@@ -26,6 +26,7 @@ pub mod session;
 mod slips;
 pub mod splice;
 mod steps;
+mod test_rows;
 
 pub use error::LoopError;
 pub use generate::{Progress, generate};
