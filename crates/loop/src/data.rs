@@ -12,7 +12,7 @@ use std::path::Path;
 use autocoder_constraints::{Outcome, apply_outcomes, evaluate_path, parse_rules};
 use autocoder_llm::LlmClient;
 use autocoder_profile::{Profile, ProfileOptions, SchemaOptions, profile_path};
-use autocoder_schema::{TableSchema, render_pandera};
+use autocoder_schema::{DataType, TableSchema, render_pandera};
 
 use crate::LoopError;
 use crate::output_rules::about_an_output;
@@ -103,10 +103,17 @@ pub async fn build(
             tokio::task::spawn_blocking(move || profile_path(&path, &profile_options, &|_, _| {}))
                 .await
                 .map_err(|err| LoopError::Data(format!("profiling {}: {err}", sample.display())))?;
+        let mut numeric_columns = Vec::new();
         let view_context = match profiled {
             Ok(profile) => {
                 let mut schema = profile.schema(&SchemaOptions::default());
                 schema.name.clone_from(&input.name);
+                numeric_columns = schema
+                    .columns
+                    .iter()
+                    .filter(|c| matches!(c.dtype, DataType::Integer | DataType::Float))
+                    .map(|c| c.name.clone())
+                    .collect();
                 let text = autocoder_profile::render::context(&profile);
                 context.profiles.insert(input.name.clone(), profile);
                 tables.push(Tabular {
@@ -128,6 +135,7 @@ pub async fn build(
             checks: Vec::new(),
             file_name: mount.rsplit('/').next().unwrap_or(mount).to_owned(),
             first_lines: first_lines(sample, FIRST_LINES),
+            numeric_columns,
         });
     }
     let read = read_rules(rules, &tables, &contract.outputs, client).await;

@@ -24,6 +24,9 @@ pub struct DatasetView {
     /// The sample's first lines (the header and up to three records) when each is a whole
     /// record; empty otherwise. Tests copy them into small inputs whose results they can compute.
     pub first_lines: Vec<String>,
+    /// The columns holding numbers (integers or floats), in file order: rows a test reads back
+    /// with `csv.DictReader` hold them as text.
+    pub numeric_columns: Vec<String>,
 }
 
 /// One applied rule.

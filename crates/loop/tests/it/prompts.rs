@@ -43,6 +43,7 @@ fn task() -> TaskView {
             ],
             file_name: "sales.csv".into(),
             first_lines: vec!["region,qty,price".into(), "north,3,2.5".into(), "south,2,4.0".into()],
+            numeric_columns: vec!["qty".into(), "price".into()],
         }],
         rules: vec![RuleView {
             text: "revenue is rounded to cents".into(),
