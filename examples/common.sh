@@ -14,7 +14,8 @@ RECORDED_MODEL=openai/qwen2.5-coder-1.5b-instruct
 RECORDED_BASE=${LOCAL_LLM_BASE:-http://127.0.0.1:8089/v1}
 # Sampling parameters are part of each request's fingerprint: replay sends the recorded ones.
 # Code comes as Markdown blocks: inside JSON the 1.5B model broke the string in most scripts.
-RECORDED_PARAMS=(--temperature 0.2 --seed 7 --max-tokens 1500 --frequency-penalty 0.3 --code-in-fences)
+# An example may set SEED before sourcing this file (the seed its cassette was recorded with).
+RECORDED_PARAMS=(--temperature 0.2 --seed "${SEED:-7}" --max-tokens 1500 --frequency-penalty 0.3 --code-in-fences)
 case "${1:-}" in
   --record) model=(--model "$RECORDED_MODEL" --api-base "$RECORDED_BASE" "${RECORDED_PARAMS[@]}" --request-timeout 1800 --record cassette.jsonl); rm -f cassette.jsonl ;;
   --live) model=(--model "${AUTOCODER_MODEL:?set AUTOCODER_MODEL, e.g. openai/gpt-4.1}") ;;
