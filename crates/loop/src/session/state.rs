@@ -357,8 +357,33 @@ impl Session {
                 rejected,
             });
         } else {
-            self.note("tests: patches could not be applied".to_owned());
-            self.pending_tests.clear();
+            // The test fixer twice found nothing to change in the test: the test may well be
+            // right. Its failures go to the code fixer, which is told the test stands; a later
+            // diagnosis of the same failure as a test error is routed to the code as well.
+            let moved: Vec<RoutedFailure> = std::mem::take(&mut self.pending_tests)
+                .into_iter()
+                .map(|failure| {
+                    let signature = Signature::new(&failure.test_id, &failure.output);
+                    self.reclassifier
+                        .record_fix(&signature, FailureKind::TestError);
+                    RoutedFailure {
+                        kind: FailureKind::Logic,
+                        reclassified_from: Some(FailureKind::TestError),
+                        ..failure
+                    }
+                })
+                .collect();
+            self.note(
+                "tests: patches could not be applied; the failures go to the code fixer".to_owned(),
+            );
+            if !moved.is_empty() {
+                self.pending_logic.clone_from(&moved);
+                self.queue.push_back(Action::FixCode {
+                    failures: moved,
+                    passing: self.anchors.iter().cloned().collect(),
+                    rejected: Vec::new(),
+                });
+            }
         }
     }
 

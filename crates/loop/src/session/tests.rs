@@ -178,6 +178,43 @@ fn a_wrong_test_is_fixed_by_a_test_patch() {
     assert_eq!(s.next_action(), Action::RunTests);
 }
 
+#[test]
+fn a_test_fix_with_nothing_to_apply_sends_the_failure_to_the_code_fixer() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(failing_total());
+    s.next_action();
+    s.apply(diagnosed(FailureKind::TestError, &[]));
+    let elsewhere = || Event::TestsPatched {
+        functions: vec![FunctionPatch {
+            name: "compute_total".into(),
+            source: "def compute_total(rows):\n    return sum(rows)\n".into(),
+        }],
+        imports: vec![],
+        usage: USAGE,
+    };
+    assert!(matches!(s.next_action(), Action::FixTests { .. }));
+    s.apply(elsewhere());
+    let Action::FixTests { rejected, .. } = s.next_action() else {
+        panic!("one retry with the reason")
+    };
+    assert!(
+        rejected[0].contains("no test function `compute_total`"),
+        "{rejected:?}"
+    );
+    s.apply(elsewhere());
+    let Action::FixCode { failures, .. } = s.next_action() else {
+        panic!("the code fixer takes the failure")
+    };
+    assert_eq!(failures[0].test_id, "test_solution.py::test_total");
+    assert_eq!(failures[0].kind, FailureKind::Logic);
+    assert_eq!(failures[0].reclassified_from, Some(FailureKind::TestError));
+    s.apply(fix_code());
+    assert_eq!(s.next_action(), Action::RunTests);
+    s.apply(all_pass());
+    assert!(expect_finish(&mut s).success);
+}
+
 /// `test_total` fails because the harness could not read `total` as a float.
 fn total_of_the_wrong_type() -> Event {
     run(vec![
