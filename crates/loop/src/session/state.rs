@@ -376,15 +376,22 @@ impl Session {
             self.note(
                 "tests: patches could not be applied; the failures go to the code fixer".to_owned(),
             );
-            if !moved.is_empty() {
-                self.pending_logic.clone_from(&moved);
-                self.queue.push_back(Action::FixCode {
-                    failures: moved,
-                    passing: self.anchors.iter().cloned().collect(),
-                    rejected: Vec::new(),
-                });
-            }
+            self.queue_code_fix(moved);
         }
+    }
+
+    /// Queues a code fix for `failures` (none when there are none), with the passing tests as
+    /// anchors.
+    fn queue_code_fix(&mut self, failures: Vec<RoutedFailure>) {
+        if failures.is_empty() {
+            return;
+        }
+        self.pending_logic.clone_from(&failures);
+        self.queue.push_back(Action::FixCode {
+            failures,
+            passing: self.anchors.iter().cloned().collect(),
+            rejected: Vec::new(),
+        });
     }
 
     fn on_tests_ran(&mut self, run: &TestRun) {
@@ -534,14 +541,7 @@ impl Session {
             self.note(format!("environment: added {}", new_packages.join(", ")));
             self.add_packages(new_packages);
         }
-        if !logic.is_empty() {
-            self.pending_logic.clone_from(&logic);
-            self.queue.push_back(Action::FixCode {
-                failures: logic,
-                passing: self.anchors.iter().cloned().collect(),
-                rejected: Vec::new(),
-            });
-        }
+        self.queue_code_fix(logic);
         if !tests.is_empty() {
             self.pending_tests.clone_from(&tests);
             self.queue.push_back(Action::FixTests {
