@@ -135,13 +135,7 @@ pub(crate) fn check_output_name(name: &str, kind: IoType) -> Result<(), SandboxE
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
         && name.len() <= 128;
-    if ok {
-        Ok(())
-    } else {
-        Err(SandboxError::BadName {
-            name: name.to_owned(),
-        })
-    }
+    allowed(ok, name)
 }
 
 /// Refuses names that are not safe as a flag and a file name.
@@ -149,6 +143,10 @@ pub(crate) fn check_name(name: &str) -> Result<(), SandboxError> {
     let ok = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && name.len() <= 64;
+    allowed(ok, name)
+}
+
+fn allowed(ok: bool, name: &str) -> Result<(), SandboxError> {
     if ok {
         Ok(())
     } else {

@@ -351,20 +351,25 @@ fn a_missing_package_is_added_and_the_environment_rebuilt() {
     assert_eq!(s.next_action(), Action::RunTests);
 }
 
-#[test]
-fn a_nonexistent_package_is_replaced() {
-    let mut s = session(Limits::default());
+/// Plans and writes code that needs `package`.
+fn up_to_code(s: &mut Session, package: &str) {
     assert_eq!(s.next_action(), Action::Plan);
     s.apply(Event::Planned {
         plan: Plan::default(),
         usage: USAGE,
     });
-    s.next_action();
+    assert!(matches!(s.next_action(), Action::WriteCode { .. }));
     s.apply(Event::CodeWritten {
         code: CODE.into(),
-        packages: vec!["sklearn".into()],
+        packages: vec![package.into()],
         usage: USAGE,
     });
+}
+
+#[test]
+fn a_nonexistent_package_is_replaced() {
+    let mut s = session(Limits::default());
+    up_to_code(&mut s, "sklearn");
     s.next_action();
     s.apply(Event::PackageMissing {
         package: "sklearn".into(),
@@ -393,17 +398,7 @@ fn a_nonexistent_package_is_replaced() {
 #[test]
 fn a_replacement_that_goes_missing_again_ends_the_run() {
     let mut s = session(Limits::default());
-    s.next_action();
-    s.apply(Event::Planned {
-        plan: Plan::default(),
-        usage: USAGE,
-    });
-    s.next_action();
-    s.apply(Event::CodeWritten {
-        code: CODE.into(),
-        packages: vec!["alpha".into()],
-        usage: USAGE,
-    });
+    up_to_code(&mut s, "alpha");
     // alpha -> beta -> alpha: the second hop names a package known to be missing, so the code is
     // rewritten without it instead of asking the index for alpha again.
     let missing = |s: &mut Session, package: &str| {

@@ -186,6 +186,15 @@ impl Fixture {
         generate(options, &self.client(), &|_| {}).await.unwrap()
     }
 
+    /// [`Fixture::generate`] with code and tests asked for in Markdown blocks.
+    async fn generate_fenced(&self) -> GenerationResult {
+        let options = GenerateOptions {
+            code_in_fences: true,
+            ..self.options()
+        };
+        self.generate(&options).await
+    }
+
     /// Asserts that request `index` (0-based) carries `text`, e.g. the note asking again.
     fn assert_request_says(&self, index: usize, text: &str) {
         let body = self.server.requests()[index].body.to_string();
@@ -521,11 +530,7 @@ async fn code_in_fences_takes_code_and_tests_from_markdown_blocks() {
         Entry::step("fix_code", Reply::Text(fenced(&script(GOOD)))),
     ])
     .await;
-    let options = GenerateOptions {
-        code_in_fences: true,
-        ..f.options()
-    };
-    let result = f.generate(&options).await;
+    let result = f.generate_fenced().await;
     assert!(result.success, "{result:#?}");
     assert_eq!(result.attempts, 2);
     assert_eq!(result.solution, script(GOOD));
@@ -569,11 +574,7 @@ async fn a_fenced_code_fix_may_hold_only_the_changed_function() {
         ),
     ])
     .await;
-    let options = GenerateOptions {
-        code_in_fences: true,
-        ..f.options()
-    };
-    let result = f.generate(&options).await;
+    let result = f.generate_fenced().await;
     assert!(result.success, "{result:#?}");
     assert_eq!(result.attempts, 2, "{result:#?}");
     assert_eq!(
@@ -609,11 +610,7 @@ async fn a_fenced_code_fix_may_quote_the_wrong_line_then_correct_it() {
         Entry::step("fix_code", Reply::Text(answer)),
     ])
     .await;
-    let options = GenerateOptions {
-        code_in_fences: true,
-        ..f.options()
-    };
-    let result = f.generate(&options).await;
+    let result = f.generate_fenced().await;
     assert!(result.success, "{result:#?}");
     assert_eq!(result.attempts, 2);
     assert_eq!(result.solution, script(GOOD));
