@@ -1,32 +1,36 @@
-//! Adds the standard-library imports a script uses but forgot.
+//! Adds the imports a script uses but forgot.
 //!
 //! The 1.5B model calls `sys.exit(1)` and `print(..., file=sys.stderr)` in scripts that never
-//! `import sys`. Python only notices when that line runs, often in an error path no test
-//! reaches, so the user would be handed a script that crashes with a `NameError` on bad input.
-//! A module name used only as `name.attribute` and never bound otherwise can only mean the
-//! module, so the import is added at the top.
+//! `import sys`, and `pd.read_csv` in scripts that never import pandas. Python only notices
+//! when that line runs, often in an error path no test reaches, so the user would be handed a
+//! script that crashes with a `NameError`. A module name used only as `name.attribute` and never
+//! bound otherwise can only mean the module, so the import is added at the top; the imports
+//! then decide the packages the environment gets.
 
-/// Modules whose names are unambiguous as `name.attribute` (`datetime` is not: it is also a
-/// class).
-const MODULES: [&str; 14] = [
-    "argparse",
-    "collections",
-    "csv",
-    "glob",
-    "io",
-    "json",
-    "math",
-    "os",
-    "pathlib",
-    "re",
-    "shutil",
-    "statistics",
-    "sys",
-    "time",
+/// Names that are unambiguous as `name.attribute`, with the import that binds them
+/// (`datetime` is not: it is also a class). `pd` and `np` are the aliases every pandas and
+/// numpy user writes.
+const MODULES: [(&str, &str); 16] = [
+    ("argparse", "import argparse"),
+    ("collections", "import collections"),
+    ("csv", "import csv"),
+    ("glob", "import glob"),
+    ("io", "import io"),
+    ("json", "import json"),
+    ("math", "import math"),
+    ("np", "import numpy as np"),
+    ("os", "import os"),
+    ("pathlib", "import pathlib"),
+    ("pd", "import pandas as pd"),
+    ("re", "import re"),
+    ("shutil", "import shutil"),
+    ("statistics", "import statistics"),
+    ("sys", "import sys"),
+    ("time", "import time"),
 ];
 
-/// The script with `import <module>` added for each module of [`MODULES`] it uses as
-/// `module.attribute` without binding the name anywhere else; `None` when none is missing.
+/// The script with the import added for each name of [`MODULES`] it uses as
+/// `name.attribute` without binding the name anywhere else; `None` when none is missing.
 pub(crate) fn add_missing_imports(code: &str) -> Option<String> {
     let code_only: String = code
         .lines()
@@ -35,7 +39,8 @@ pub(crate) fn add_missing_imports(code: &str) -> Option<String> {
         .join("\n");
     let missing: Vec<&str> = MODULES
         .into_iter()
-        .filter(|module| used_only_as_module(&code_only, module))
+        .filter(|(name, _)| used_only_as_module(&code_only, name))
+        .map(|(_, import)| import)
         .collect();
     if missing.is_empty() {
         return None;
@@ -49,9 +54,8 @@ pub(crate) fn add_missing_imports(code: &str) -> Option<String> {
     if at > 0 && !fixed.ends_with('\n') {
         fixed.push('\n');
     }
-    for module in missing {
-        fixed.push_str("import ");
-        fixed.push_str(module);
+    for import in missing {
+        fixed.push_str(import);
         fixed.push('\n');
     }
     for line in &lines[at..] {
@@ -123,6 +127,10 @@ mod tests {
             add_missing_imports("#!/usr/bin/env python3\nprint(math.pi)\n").as_deref(),
             Some("#!/usr/bin/env python3\nimport math\nprint(math.pi)\n")
         );
+        assert_eq!(
+            add_missing_imports("import os\ndf = pd.read_csv(os.sep)\n").as_deref(),
+            Some("import pandas as pd\nimport os\ndf = pd.read_csv(os.sep)\n")
+        );
     }
 
     #[test]
@@ -130,6 +138,8 @@ mod tests {
         for code in [
             "import sys\nsys.exit(0)\n",
             "import sys as system\nsys.exit(0)\n",
+            "import pandas as pd\npd.read_csv('x')\n",
+            "pd = load()\npd.x\n",
             "from os import path\nos.getcwd()\n",
             "for re in items:\n    re.x\n",
             "def f(json):\n    return json.loads('1')\n",

@@ -14,12 +14,12 @@ pub(crate) fn fragment_repaired(code: String) -> String {
     repaired(code, repair_keyword_slips, "repaired an `eif` keyword slip")
 }
 
-/// A whole script: keyword slips repaired and forgotten standard-library imports added.
+/// A whole script: keyword slips repaired and forgotten imports added.
 pub(crate) fn script_repaired(code: String) -> String {
     repaired(
         fragment_repaired(code),
         add_missing_imports,
-        "added a standard-library import the code uses but forgot",
+        "added an import the code uses but forgot",
     )
 }
 
