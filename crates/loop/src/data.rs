@@ -18,7 +18,7 @@ use crate::LoopError;
 use crate::output_rules::about_an_output;
 use crate::prompt::{CheckView, DatasetView, RuleView};
 use crate::request::{Contract, Output};
-use crate::test_rows::test_rows;
+use crate::test_rows::{ShownValues, test_rows};
 
 /// Bytes of a non-tabular sample shown when it cannot be profiled as CSV.
 const TEXT_PREVIEW_BYTES: usize = 4_000;
@@ -147,6 +147,7 @@ pub async fn build(
             });
         }
     }
+    let mut shown = ShownValues::new();
     for (table_index, table) in tables.iter_mut().enumerate() {
         let mut mine: Vec<Outcome> = read
             .iter()
@@ -165,7 +166,7 @@ pub async fn build(
             .iter()
             .filter_map(|r| r.examples.first().map(|v| v.row))
             .collect();
-        let rows = test_rows(&table.path, &violating);
+        let rows = test_rows(&table.path, &violating, &mut shown);
         if !rows.is_empty() {
             dataset.first_lines = rows;
         }

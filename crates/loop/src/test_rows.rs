@@ -2,7 +2,9 @@
 //! rows that show what the first rows do not: each value of a column with only a few (a
 //! `status` of `warning` as well as `ok`) and the first row violating each check. A test copies
 //! the rows it sees, and from three `ok` rows within range it can never catch a script that
-//! counts no warnings or no anomalies.
+//! counts no warnings or no anomalies. With several samples, a later sample also shows the rows
+//! that join the rows shown of an earlier one (a shared column such as `customer_id` with the
+//! same value): three orders of customers the test never sees test no join.
 //!
 //! Rows are copied byte for byte from the file (found with the `csv` crate, so a quoted field
 //! with a comma or a newline cannot split a record); a record that is long or spans lines is
@@ -24,9 +26,14 @@ const SCAN_BYTES: u64 = 64 * 1024 * 1024;
 /// A longer record is not shown.
 const MAX_LINE: usize = 300;
 
+/// Column name -> the values it has in the rows shown of the samples before.
+pub(crate) type ShownValues = BTreeMap<String, BTreeSet<Vec<u8>>>;
+
 /// The header and the chosen rows, in file order, or nothing when the file cannot be shown
-/// record by record (the caller then falls back to the first lines).
-pub(crate) fn test_rows(path: &Path, violating: &[u64]) -> Vec<String> {
+/// record by record (the caller then falls back to the first lines). `shown` holds the values of
+/// the rows shown of earlier samples: a row with one of them in the same column is wanted (it
+/// joins), and the values of the rows chosen here are added for the samples after.
+pub(crate) fn test_rows(path: &Path, violating: &[u64], shown: &mut ShownValues) -> Vec<String> {
     let too_big = std::fs::metadata(path).map_or(true, |m| m.len() > SCAN_BYTES);
     if too_big {
         return Vec::new();
@@ -35,11 +42,12 @@ pub(crate) fn test_rows(path: &Path, violating: &[u64]) -> Vec<String> {
         return Vec::new();
     };
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
-    let Some(records) = scan(bytes) else {
+    let Some(records) = scan(bytes, shown) else {
         return Vec::new();
     };
     let mut wanted: Vec<u64> = (1..=FIRST_ROWS).collect();
     wanted.extend(violating.iter().copied());
+    wanted.extend(records.joining.iter().copied());
     wanted.extend(records.first_of_each_few_value());
     let mut chosen = BTreeSet::new();
     for row in wanted {
@@ -53,14 +61,39 @@ pub(crate) fn test_rows(path: &Path, violating: &[u64]) -> Vec<String> {
     if chosen.is_empty() {
         return Vec::new();
     }
-    let mut shown = vec![records.header];
-    shown.extend(chosen.iter().map(|row| records.lines[row].clone()));
-    shown
+    for row in &chosen {
+        note_shown(&records.names, &records.lines[row], shown);
+    }
+    let mut rows = vec![records.header];
+    rows.extend(chosen.iter().map(|row| records.lines[row].clone()));
+    rows
+}
+
+/// Adds the fields of one shown line to `shown`, by column name.
+fn note_shown(names: &[String], line: &str, shown: &mut ShownValues) {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(line.as_bytes());
+    let mut record = csv::ByteRecord::new();
+    if let Ok(true) = reader.read_byte_record(&mut record) {
+        for (name, field) in names.iter().zip(record.iter()) {
+            if !field.is_empty() {
+                shown
+                    .entry(name.clone())
+                    .or_default()
+                    .insert(field.to_vec());
+            }
+        }
+    }
 }
 
 /// What one pass over the file found.
 struct Records {
     header: String,
+    /// The header's column names.
+    names: Vec<String>,
+    /// The first row holding each value an earlier sample showed in the same column.
+    joining: BTreeSet<u64>,
     /// 1-based data row -> its text, for the rows that can be shown.
     lines: BTreeMap<u64, String>,
     /// Per column, the first row of each value; `None` once the column has too many values.
@@ -81,7 +114,7 @@ impl Records {
     }
 }
 
-fn scan(bytes: &[u8]) -> Option<Records> {
+fn scan(bytes: &[u8], shown: &ShownValues) -> Option<Records> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -89,9 +122,13 @@ fn scan(bytes: &[u8]) -> Option<Records> {
     let mut record = csv::ByteRecord::new();
     let mut records = Records {
         header: String::new(),
+        names: Vec::new(),
+        joining: BTreeSet::new(),
         lines: BTreeMap::new(),
         first_rows: Vec::new(),
     };
+    // Per column: the values still to find, for the columns an earlier sample showed.
+    let mut to_join: Vec<Option<BTreeSet<Vec<u8>>>> = Vec::new();
     let mut row = 0;
     while row <= SCAN_RECORDS {
         let start = reader.position().byte();
@@ -105,8 +142,22 @@ fn scan(bytes: &[u8]) -> Option<Records> {
         if row == 0 {
             records.header = text?;
             records.first_rows = vec![Some(BTreeMap::new()); record.len()];
+            records.names = record
+                .iter()
+                .map(|name| String::from_utf8_lossy(name).trim().to_owned())
+                .collect();
+            to_join = records
+                .names
+                .iter()
+                .map(|n| shown.get(n).cloned())
+                .collect();
         } else {
             note_values(&mut records.first_rows, &record, row);
+            for (values, field) in to_join.iter_mut().zip(record.iter()) {
+                if values.as_mut().is_some_and(|v| v.remove(field)) {
+                    records.joining.insert(row);
+                }
+            }
             if let Some(text) = text {
                 records.lines.insert(row, text);
             }
@@ -148,13 +199,49 @@ fn note_values(
 
 #[cfg(test)]
 mod tests {
-    use super::test_rows;
+    use super::{ShownValues, test_rows};
 
     fn rows_of(text: &str, violating: &[u64]) -> Vec<String> {
+        rows_after(text, violating, &mut ShownValues::new())
+    }
+
+    fn rows_after(text: &str, violating: &[u64], shown: &mut ShownValues) -> Vec<String> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.csv");
         std::fs::write(&path, text).unwrap();
-        test_rows(&path, violating)
+        test_rows(&path, violating, shown)
+    }
+
+    #[test]
+    fn a_later_sample_shows_the_rows_that_join_the_rows_shown_before() {
+        let orders = "order_id,customer_id,total\nO1,C08,10\nO2,C10,20\nO3,C08,30\n\
+                      O4,C01,40\nO5,C02,50\nO6,C03,60\n";
+        let customers: String = std::iter::once("customer_id,name\n".to_owned())
+            .chain((1..=12).map(|i| format!("C{i:02},Customer {i}\n")))
+            .collect();
+        let mut shown = ShownValues::new();
+        assert_eq!(
+            rows_after(orders, &[], &mut shown),
+            [
+                "order_id,customer_id,total",
+                "O1,C08,10",
+                "O2,C10,20",
+                "O3,C08,30"
+            ]
+        );
+        assert_eq!(
+            rows_after(&customers, &[], &mut shown),
+            [
+                "customer_id,name",
+                "C01,Customer 1",
+                "C02,Customer 2",
+                "C03,Customer 3",
+                "C08,Customer 8",
+                "C10,Customer 10"
+            ]
+        );
+        // Without the orders, the customers show their first rows only.
+        assert_eq!(rows_of(&customers, &[]).len(), 1 + 3);
     }
 
     #[test]
