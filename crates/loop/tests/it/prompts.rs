@@ -376,3 +376,73 @@ fn the_code_prompts_skeleton_runs_and_follows_the_contract() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("expected true or false"));
 }
+
+#[test]
+#[allow(clippy::disallowed_methods)] // the skeleton runs under the real Python interpreter
+fn a_task_asking_for_csv_dictreader_gets_a_skeleton_reading_its_samples_that_way() {
+    let prompts = Prompts::embedded().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let view = TaskView {
+        task: "Read the sales with csv.DictReader and sum qty * price per region.".into(),
+        code_in_fences: true,
+        ..task()
+    };
+    let prompt = render(
+        &prompts,
+        "loop/code.j2",
+        &view,
+        json!({"plan": plan(), "notes": []}),
+    )
+    .unwrap();
+    let skeleton = prompt
+        .split("```python\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the code prompt shows a skeleton");
+    assert!(
+        skeleton.contains("sales_rows = list(csv.DictReader(f))"),
+        "{skeleton}"
+    );
+    // Without the words, the skeleton leaves the reading to the model.
+    let plain = render(
+        &prompts,
+        "loop/code.j2",
+        &TaskView {
+            code_in_fences: true,
+            ..task()
+        },
+        json!({"plan": plan(), "notes": []}),
+    )
+    .unwrap();
+    assert!(!plain.contains("csv.DictReader(f)"), "{plain}");
+    let out = dir.path().join("outputs");
+    std::fs::create_dir(&out).unwrap();
+    let script = skeleton
+        .replace("/var/outputs", out.to_str().unwrap())
+        .replace(
+            "    ...  # the task\n",
+            "    total = sum(int(r['qty']) * float(r['price']) for r in sales_rows)\n",
+        )
+        .replace(
+            "        ...  # the header row, then the rows\n",
+            "        writer.writerow(['region'])\n        writer.writerows([r['region']] for r in sales_rows)\n",
+        );
+    let path = dir.path().join("solution.py");
+    std::fs::write(&path, &script).unwrap();
+    let sales = dir.path().join("sales.csv");
+    std::fs::write(&sales, "region,qty,price\nnorth,3,2.5\nsouth,2,4.0\n").unwrap();
+    let ran = std::process::Command::new(test_python())
+        .arg(&path)
+        .args(["--min_qty", "1", "--strict", "true", "--sales"])
+        .arg(&sales)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{script}\n{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+    assert_eq!(read("total"), "15.5");
+    assert_eq!(read("by_region.csv"), "region\r\nnorth\r\nsouth\r\n");
+}
