@@ -309,7 +309,7 @@ fn the_code_prompts_skeleton_runs_and_follows_the_contract() {
     .iter()
     .map(|d| d.parse().unwrap())
     .collect();
-    let outputs: Vec<Declaration> = ["done:bool", "count:int", "report.csv:file"]
+    let outputs: Vec<Declaration> = ["done:bool", "count:int", "summary:str", "report.csv:file"]
         .iter()
         .map(|d| d.parse().unwrap())
         .collect();
@@ -340,7 +340,7 @@ fn the_code_prompts_skeleton_runs_and_follows_the_contract() {
     let body = "    assert isinstance(limit, int) and isinstance(ratio, float)\n    \
                 assert strict is False and since.year == 2024 and window.total_seconds() == 90.5\n    \
                 open(os.path.join(OUTPUT_DIR, 'report.csv'), 'w').write(label)\n    \
-                return limit > 2, limit * 2\n";
+                return limit > 2, limit * 2, {'levels': {'ERROR': 1}}\n";
     let script = skeleton
         .replace("/var/outputs", out.to_str().unwrap())
         .replace("    ...  # the task\n", body);
@@ -370,6 +370,8 @@ fn the_code_prompts_skeleton_runs_and_follows_the_contract() {
     let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
     assert_eq!(read("done"), "true");
     assert_eq!(read("count"), "6");
+    // A dict returned for a text output is written as JSON, not as its Python repr.
+    assert_eq!(read("summary"), r#"{"levels": {"ERROR": 1}}"#);
     assert_eq!(read("report.csv"), "hi");
     // `--strict yes-ish` is refused by argparse with a non-zero exit, not read as True.
     let refused = run("maybe");
