@@ -86,6 +86,15 @@ pub struct ReplacementAnswer {
     pub reason: String,
 }
 
+/// The `replace_system_package` step's answer.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct SystemReplacementAnswer {
+    /// The Debian package to install instead, or null when none is needed.
+    pub replacement: Option<String>,
+    /// One sentence.
+    pub reason: String,
+}
+
 /// Removes a Markdown code fence around code (models put them inside JSON strings too).
 /// Only a fence that wraps the whole text is removed; fences inside the code stay.
 pub fn strip_code_fence(text: &str) -> String {

@@ -115,6 +115,8 @@ pub async fn generate(
         env: None,
         imports: Vec::new(),
         system_packages: BTreeSet::new(),
+        system_tried: BTreeSet::new(),
+        system_replacements: BTreeSet::new(),
         notes: Vec::new(),
         last_report: None,
         iteration_tokens: Vec::new(),
@@ -364,6 +366,8 @@ fn render_contract_test(
 
 /// Scripts up to this many lines are fixed by asking for the whole script rather than edits.
 const WHOLE_SCRIPT_LINES: usize = 80;
+/// Characters of the script shown when asking for a Debian package in place of a missing one.
+const REPLACEMENT_CODE_CHARS: usize = 1_500;
 
 /// Whether no note in `notes` starts with `prefix`: each "answer again" note is given once, so
 /// a model that keeps making the same mistake cannot hold the loop.
@@ -438,6 +442,10 @@ struct Driver<'a> {
     env: Option<Env>,
     imports: Vec<String>,
     system_packages: BTreeSet<String>,
+    /// Every Debian package asked for so far: a replacement is never one tried before.
+    system_tried: BTreeSet<String>,
+    /// The model's replacements: one that cannot be had either is dropped, not replaced again.
+    system_replacements: BTreeSet<String>,
     /// What the run changed on its own that the user should know (dropped system packages).
     notes: Vec<String>,
     last_report: Option<TestReport>,
@@ -498,7 +506,10 @@ impl Driver<'_> {
             Action::Plan => steps.plan().await,
             Action::WriteCode { notes } => self.write_code(session, notes).await,
             Action::WriteTests { notes } => self.write_tests(session, notes).await,
-            Action::PrepareEnvironment { packages } => self.prepare(&packages).await,
+            Action::PrepareEnvironment { packages } => {
+                self.prepare(&packages, session.code().unwrap_or_default())
+                    .await
+            }
             Action::ReplacePackage { package, error } => {
                 steps.replace_package(&package, &error, &self.imports).await
             }
@@ -603,6 +614,8 @@ impl Driver<'_> {
             };
             self.system_packages
                 .extend(answer.system_packages.iter().cloned());
+            self.system_tried
+                .extend(answer.system_packages.iter().map(|p| p.trim().to_owned()));
             return Ok(Event::CodeWritten {
                 code: answer.code,
                 packages,
@@ -754,31 +767,40 @@ impl Driver<'_> {
     }
 
     /// [`Driver::prepare_once`]; a Debian package the model asked for that cannot be had (a
-    /// malformed name, one apt does not know, one a host backend's system lacks) is dropped with
-    /// a note and the environment prepared without it: the tests show whether the script needs it.
-    async fn prepare(&mut self, packages: &[String]) -> Result<Event, LoopError> {
+    /// malformed name, one apt does not know) is replaced by the model's answer once, or dropped
+    /// with a note, as is one a host backend's system lacks; the environment is then prepared
+    /// without it and the tests show whether the script needs it.
+    async fn prepare(&mut self, packages: &[String], code: &str) -> Result<Event, LoopError> {
+        let mut spent = crate::session::Usage::default();
         loop {
             let err = match self.prepare_once(packages).await {
+                Ok(Event::EnvironmentReady { .. }) => {
+                    return Ok(Event::EnvironmentReady { usage: spent });
+                }
                 Err(LoopError::Sandbox(err)) => err,
                 other => return other,
             };
-            let (unusable, why) = match &err {
+            let (unusable, why, message) = match &err {
                 SandboxError::BadSystemPackage { package } => (
                     vec![package.clone()],
                     "it is not a valid Debian package name".to_owned(),
+                    "",
                 ),
-                SandboxError::SystemPackageNotFound { package, .. } => (
+                SandboxError::SystemPackageNotFound { package, message } => (
                     vec![package.clone()],
                     "apt does not know it in the sandbox image".to_owned(),
+                    message.as_str(),
                 ),
                 SandboxError::SystemPackagesUnavailable { packages, backend } => (
                     packages.clone(),
                     format!(
                         "this machine lacks it and the {backend} sandbox cannot install system packages (`--sandbox docker` can)"
                     ),
+                    "",
                 ),
                 _ => return Err(err.into()),
             };
+            let replaceable = !matches!(err, SandboxError::SystemPackagesUnavailable { .. });
             let dropped: Vec<String> = unusable
                 .iter()
                 .map(|p| p.trim().to_owned())
@@ -786,6 +808,29 @@ impl Driver<'_> {
                 .collect();
             if dropped.is_empty() {
                 return Err(err.into());
+            }
+            if let [package] = dropped.as_slice()
+                && replaceable
+                && !self.system_replacements.contains(package)
+            {
+                let head: String = code.chars().take(REPLACEMENT_CODE_CHARS).collect();
+                let (replacement, usage) = self
+                    .steps
+                    .replace_system_package(package, &why, message, &head)
+                    .await?;
+                spent.input_tokens += usage.input_tokens;
+                spent.output_tokens += usage.output_tokens;
+                if let Some(replacement) =
+                    replacement.filter(|r| self.system_tried.insert(r.clone()))
+                {
+                    let note =
+                        format!("replaced the system package {package} with {replacement}: {why}");
+                    tracing::warn!("{note}");
+                    self.notes.push(note);
+                    self.system_replacements.insert(replacement.clone());
+                    self.system_packages.insert(replacement);
+                    continue;
+                }
             }
             let note = format!(
                 "dropped the system package(s) {} the model asked for: {why}",
@@ -815,7 +860,9 @@ impl Driver<'_> {
                 // Docker: the image with the system packages; host backends: check them.
                 self.sandbox.prepare(&env).await?;
                 self.env = Some(env);
-                Ok(Event::EnvironmentReady)
+                Ok(Event::EnvironmentReady {
+                    usage: crate::session::Usage::default(),
+                })
             }
             Err(SandboxError::PackageNotFound { package }) => Ok(Event::PackageMissing {
                 error: format!("no distribution named `{package}` on the package index"),

@@ -125,7 +125,8 @@ pub struct GenerationResult {
     /// Model calls made.
     pub model_calls: u32,
     /// Calls, tokens and time per step (`plan`, `code`, `tests`, `diagnose`, `fix_code`,
-    /// `fix_tests`, `replace_package`, `constraints`; `<step>/repair` and `<step>/retry` for
+    /// `fix_tests`, `replace_package`, `replace_system_package`, `constraints`; `<step>/repair`
+    /// and `<step>/retry` for
     /// the extra rounds of a structured answer).
     #[serde(default)]
     pub steps: BTreeMap<String, StepUsage>,

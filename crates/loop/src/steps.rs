@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use crate::LoopError;
 use crate::answers::{
-    CodeAnswer, CodeEditsAnswer, DiagnosisAnswer, ReplacementAnswer, TestPatchesAnswer,
-    TestsAnswer, fenced_block, fenced_blocks, strip_code_fence,
+    CodeAnswer, CodeEditsAnswer, DiagnosisAnswer, ReplacementAnswer, SystemReplacementAnswer,
+    TestPatchesAnswer, TestsAnswer, fenced_block, fenced_blocks, strip_code_fence,
 };
 use crate::prompt::{Plan, TaskView, render};
 use crate::session::{Diagnosis, Event, Usage};
@@ -316,6 +316,33 @@ impl Steps<'_> {
             replacement,
             usage,
         })
+    }
+}
+
+impl Steps<'_> {
+    /// The model's Debian package in place of `package`, which cannot be installed (`why`,
+    /// with apt's `message` if any); `None` when it says none is needed. `code` is the head of
+    /// the script, for what the package was wanted for.
+    pub(crate) async fn replace_system_package(
+        &self,
+        package: &str,
+        why: &str,
+        message: &str,
+        code: &str,
+    ) -> Result<(Option<String>, Usage), LoopError> {
+        let context = json!({"package": package, "why": why, "message": message, "code": code});
+        let (answer, usage) = self
+            .ask::<SystemReplacementAnswer>(
+                "replace_system_package",
+                "loop/replace_system_package.j2",
+                context,
+            )
+            .await?;
+        let replacement = answer
+            .replacement
+            .map(|r| r.trim().to_owned())
+            .filter(|r| !r.is_empty() && r != package);
+        Ok((replacement, usage))
     }
 }
 

@@ -247,7 +247,10 @@ impl Session {
                 self.tests = Some(tests);
                 self.anchors.clear();
             }
-            Event::EnvironmentReady => self.env_ready = true,
+            Event::EnvironmentReady { usage } => {
+                self.tokens += usage.total();
+                self.env_ready = true;
+            }
             Event::PackageMissing { package, error } => self.on_package_missing(package, error),
             Event::PackageReplaced {
                 package,

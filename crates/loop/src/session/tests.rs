@@ -36,7 +36,9 @@ fn up_to_first_run(s: &mut Session) {
             packages: vec!["pandas".into(), "pytest".into()]
         }
     );
-    s.apply(Event::EnvironmentReady);
+    s.apply(Event::EnvironmentReady {
+        usage: Usage::default(),
+    });
     assert!(matches!(s.next_action(), Action::WriteTests { .. }));
     s.apply(Event::TestsWritten {
         tests: TESTS.into(),
@@ -347,7 +349,9 @@ fn a_missing_package_is_added_and_the_environment_rebuilt() {
             packages: vec!["pandas".into(), "pytest".into(), "scipy".into()]
         }
     );
-    s.apply(Event::EnvironmentReady);
+    s.apply(Event::EnvironmentReady {
+        usage: Usage::default(),
+    });
     assert_eq!(s.next_action(), Action::RunTests);
 }
 
@@ -624,7 +628,9 @@ fn skip_tests_stops_once_the_environment_exists() {
         usage: USAGE,
     });
     assert!(matches!(s.next_action(), Action::PrepareEnvironment { .. }));
-    s.apply(Event::EnvironmentReady);
+    s.apply(Event::EnvironmentReady {
+        usage: Usage::default(),
+    });
     let finish = expect_finish(&mut s);
     assert!(finish.success && finish.reason.contains("skipped"));
 }

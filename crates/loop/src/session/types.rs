@@ -254,7 +254,10 @@ pub enum Event {
         usage: Usage,
     },
     /// The environment exists.
-    EnvironmentReady,
+    EnvironmentReady {
+        /// Tokens (a Debian package replaced on the way).
+        usage: Usage,
+    },
     /// A distribution does not exist.
     PackageMissing {
         /// Its name.

@@ -284,6 +284,21 @@ fn diagnosis_and_fix_prompts() {
             "imports": ["sklearn.linear_model", "pandas"],
         })).unwrap()
     );
+    insta::assert_snapshot!(
+        "replace_system_package",
+        render(
+            &prompts,
+            "loop/replace_system_package.j2",
+            &view,
+            json!({
+                "package": "libgdal",
+                "why": "apt does not know it in the sandbox image",
+                "message": "E: Unable to locate package libgdal",
+                "code": "import argparse\nfrom osgeo import gdal\n",
+            })
+        )
+        .unwrap()
+    );
 }
 
 /// The Python interpreter the suite runs with (`scripts/test` sets it up).

@@ -1,6 +1,7 @@
 //! Debian packages from the code step's answer reach the environment: the Docker backend builds
 //! them into the image (and `run` uses the same image), the host backends check them, and a
-//! package that cannot be had is dropped with a note that names it and says why.
+//! package that cannot be had is replaced by the model's answer once (a name apt does not know,
+//! or no valid name) or dropped with a note that names it and says why.
 
 use std::path::{Path, PathBuf};
 
@@ -45,25 +46,38 @@ def test_rows_are_counted(run_solution):
     assert result.outputs["rows"] == 3
 "#;
 
+/// `replacements`: the model's answers when asked for a Debian package in place of one that
+/// cannot be installed, in order.
 async fn generate_with(
     backend: Backend,
     system_packages: &[&str],
     use_jq: bool,
-) -> (GenerationResult, tempfile::TempDir) {
+    replacements: &[Option<&str>],
+) -> (GenerationResult, tempfile::TempDir, ScriptedServer) {
     let source = SCRIPT.replace("USE_JQ", if use_jq { "True" } else { "False" });
-    let server = ScriptedServer::start(Script::new(vec![
+    let asked = replacements.iter().map(|r| {
         Entry::step(
-            "plan",
-            Reply::Json(json!({"summary": "count rows", "approach": [], "edge_cases": []})),
-        ),
-        Entry::step(
-            "code",
-            Reply::Json(
-                json!({"code": source, "packages": [], "system_packages": system_packages}),
+            "replace_system_package",
+            Reply::Json(json!({"replacement": r, "reason": "the name apt knows"})),
+        )
+    });
+    let server = ScriptedServer::start(Script::new(
+        vec![
+            Entry::step(
+                "plan",
+                Reply::Json(json!({"summary": "count rows", "approach": [], "edge_cases": []})),
             ),
-        ),
-        Entry::step("tests", Reply::Json(json!({"tests": TESTS}))),
-    ]))
+            Entry::step(
+                "code",
+                Reply::Json(
+                    json!({"code": source, "packages": [], "system_packages": system_packages}),
+                ),
+            ),
+            Entry::step("tests", Reply::Json(json!({"tests": TESTS}))),
+        ]
+        .into_iter()
+        .chain(asked),
+    ))
     .await
     .unwrap();
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -86,7 +100,7 @@ async fn generate_with(
         ..GenerateOptions::default()
     };
     let result = generate(&options, &client, &|_| {}).await.unwrap();
-    (result, dir)
+    (result, dir, server)
 }
 
 /// Environments under the target directory: the Docker backend refuses caches under /tmp.
@@ -104,7 +118,7 @@ fn run_dir(dir: &tempfile::TempDir) -> PathBuf {
 
 #[tokio::test]
 async fn host_backends_use_installed_system_packages_and_drop_missing_ones_with_a_note() {
-    let (result, dir) = generate_with(Backend::Bwrap, &["coreutils"], false).await;
+    let (result, dir, _server) = generate_with(Backend::Bwrap, &["coreutils"], false, &[]).await;
     assert!(result.success, "{result:#?}");
     assert_eq!(result.system_packages, ["coreutils"]);
     let (_, outcome) = run(
@@ -118,10 +132,15 @@ async fn host_backends_use_installed_system_packages_and_drop_missing_ones_with_
     .unwrap();
     assert_eq!(outcome.outputs.unwrap()["rows"], Value::Int(3));
 
-    // A package the host lacks is dropped with a note saying why; the tests decide whether the
-    // script needed it (this one does not).
-    let (result, _dir) =
-        generate_with(Backend::Bwrap, &["coreutils", "no-such-package-xyz"], false).await;
+    // A package the host lacks is dropped with a note saying why (a host backend cannot install
+    // a replacement either); the tests decide whether the script needed it (this one does not).
+    let (result, _dir, _server) = generate_with(
+        Backend::Bwrap,
+        &["coreutils", "no-such-package-xyz"],
+        false,
+        &[],
+    )
+    .await;
     assert!(result.success, "{result:#?}");
     assert_eq!(result.system_packages, ["coreutils"]);
     assert_eq!(result.notes.len(), 1, "{:?}", result.notes);
@@ -131,9 +150,15 @@ async fn host_backends_use_installed_system_packages_and_drop_missing_ones_with_
         "{}",
         result.notes[0]
     );
-    // So is a name that is no Debian package name at all.
-    let (result, _dir) = generate_with(Backend::Bwrap, &["coreutils", "Python 3!"], false).await;
+    // A name that is no Debian package name at all is asked about once; with no replacement it
+    // is dropped too.
+    let (result, _dir, server) =
+        generate_with(Backend::Bwrap, &["coreutils", "Python 3!"], false, &[None]).await;
     assert!(result.success, "{result:#?}");
+    assert!(
+        server.remaining().is_empty(),
+        "the model was asked for a replacement"
+    );
     assert_eq!(result.system_packages, ["coreutils"]);
     assert!(
         result.notes[0].contains("not a valid Debian package name"),
@@ -152,7 +177,7 @@ async fn docker_builds_system_packages_into_the_image_that_run_uses_too() {
         eprintln!("SKIPPED: Docker tests need a running engine: {e}");
         return;
     }
-    let (result, dir) = generate_with(Backend::Docker, &["jq"], true).await;
+    let (result, dir, _server) = generate_with(Backend::Docker, &["jq"], true, &[]).await;
     assert!(result.success, "{result:#?}");
     let image = result.environment.image.clone().unwrap();
     assert!(image.contains("-sys"), "{image}");
@@ -169,11 +194,30 @@ async fn docker_builds_system_packages_into_the_image_that_run_uses_too() {
     assert_eq!(outcome.docker_image.as_deref(), Some(image.as_str()));
     assert_eq!(outcome.outputs.unwrap()["rows"], Value::Int(3));
 
-    let (result, _dir) = generate_with(Backend::Docker, &["no-such-package-xyz"], false).await;
+    // A name apt does not know is replaced by the model's answer, built into the image and used
+    // by the script; a replacement apt does not know either is dropped.
+    let (result, _dir, _server) =
+        generate_with(Backend::Docker, &["jq-cli"], true, &[Some("jq")]).await;
     assert!(result.success, "{result:#?}");
-    assert!(result.system_packages.is_empty());
+    assert_eq!(result.system_packages, ["jq"]);
     assert!(
-        result.notes[0].contains("no-such-package-xyz") && result.notes[0].contains("apt"),
+        result.notes[0].contains("replaced the system package jq-cli with jq"),
+        "{:?}",
+        result.notes
+    );
+    let (result, _dir, server) = generate_with(
+        Backend::Docker,
+        &["no-such-package-xyz"],
+        false,
+        &[Some("no-such-package-abc")],
+    )
+    .await;
+    assert!(result.success, "{result:#?}");
+    assert!(server.remaining().is_empty(), "the model was asked once");
+    assert!(result.system_packages.is_empty());
+    assert_eq!(result.notes.len(), 2, "{:?}", result.notes);
+    assert!(
+        result.notes[1].contains("no-such-package-abc") && result.notes[1].contains("apt"),
         "{:?}",
         result.notes
     );
