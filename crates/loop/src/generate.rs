@@ -100,6 +100,7 @@ pub async fn generate(
         prompts: &prompts,
         task: &task,
         system: render(&prompts, "loop/system.j2", &task, json!({}))?,
+        asked: std::sync::Mutex::default(),
     };
 
     let mut driver = Driver {

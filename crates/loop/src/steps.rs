@@ -28,6 +28,8 @@ pub(crate) struct Steps<'a> {
     pub(crate) prompts: &'a Prompts,
     pub(crate) task: &'a TaskView,
     pub(crate) system: String,
+    /// Hashes of the fix requests sent so far (see [`Steps::repeats`]).
+    pub(crate) asked: std::sync::Mutex<std::collections::HashSet<u64>>,
 }
 
 fn usage(value: autocoder_llm::Usage) -> Usage {
@@ -96,14 +98,19 @@ impl Steps<'_> {
     }
 
     /// Every Python block of a free-text answer, in order; an answer without one is invalid.
+    /// Code blocks asked for in a plain chat answer; `None` when the same request was sent
+    /// before (see [`Steps::repeats`]).
     async fn ask_fenced_blocks(
         &self,
         step: &str,
         template: &str,
         extra: Value,
         params: &CallParams,
-    ) -> Result<(Vec<String>, Usage), LoopError> {
+    ) -> Result<Option<(Vec<String>, Usage)>, LoopError> {
         let text = render(self.prompts, template, self.task, extra)?;
+        if self.repeats(step, &text, params) {
+            return Ok(None);
+        }
         let messages = [Message::system(self.system.clone()), Message::user(text)];
         let answer = self.client.chat(step, &messages, params).await?;
         let blocks = fenced_blocks(&answer.text);
@@ -114,7 +121,39 @@ impl Steps<'_> {
                 raw: answer.text,
             }));
         }
-        Ok((blocks, usage(answer.usage)))
+        Ok(Some((blocks, usage(answer.usage))))
+    }
+
+    /// Whether this fix request was sent before in this run with reproducible sampling (a seed,
+    /// or temperature 0). Its answer would be the one already tried, so it is not sent again
+    /// and the step answers nothing new: the loop retries differently or escalates. (The loop
+    /// came back to the same failure with the same notes, and the 1.5B model's code fixer
+    /// was asked the same two prompts twice over, getting the same two answers.)
+    fn repeats(&self, step: &str, text: &str, params: &CallParams) -> bool {
+        use std::hash::{Hash as _, Hasher as _};
+        let effective = self.client.config().effective_params(params);
+        let reproducible = effective.seed.is_some() || effective.temperature == Some(0.0);
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (
+            step,
+            &self.system,
+            text,
+            serde_json::to_string(&effective).ok(),
+        )
+            .hash(&mut hasher);
+        let first = self
+            .asked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(hasher.finish());
+        let repeated = reproducible && !first;
+        if repeated {
+            tracing::warn!(
+                step,
+                "the same request as before, with reproducible sampling: not sent again"
+            );
+        }
+        repeated
     }
 
     pub(crate) async fn plan(&self) -> Result<Event, LoopError> {
@@ -229,17 +268,21 @@ impl Steps<'_> {
                 .ask_fenced_blocks("fix_code", "loop/fix_code.j2", context, &params)
                 .await
             {
-                Ok((blocks, usage)) => {
+                Ok(Some((blocks, usage))) => {
                     let answer = CodeEditsAnswer {
                         blocks,
                         ..CodeEditsAnswer::default()
                     };
                     Ok((answer, usage))
                 }
+                Ok(None) => Ok(Default::default()),
                 Err(err) => degrade(err, "fix_code").map(|()| Default::default()),
             };
         }
         let text = render(self.prompts, "loop/fix_code.j2", self.task, context)?;
+        if self.repeats("fix_code", &text, &params) {
+            return Ok(Default::default());
+        }
         let messages = [Message::system(self.system.clone()), Message::user(text)];
         match self
             .client
@@ -273,9 +316,22 @@ impl Steps<'_> {
 
     /// New test functions; a model error degrades to none.
     pub(crate) async fn fix_tests(&self, context: Value) -> Result<Event, LoopError> {
+        let nothing = || Event::TestsPatched {
+            functions: Vec::new(),
+            imports: Vec::new(),
+            usage: Usage::default(),
+        };
+        let text = render(self.prompts, "loop/fix_tests.j2", self.task, context)?;
+        if self.repeats("fix_tests", &text, &CallParams::default()) {
+            return Ok(nothing());
+        }
+        let messages = [Message::system(self.system.clone()), Message::user(text)];
         match self
-            .ask::<TestPatchesAnswer>("fix_tests", "loop/fix_tests.j2", context)
+            .client
+            .structured::<TestPatchesAnswer>("fix_tests", &messages)
             .await
+            .map(|answer| (answer.value, usage(answer.usage)))
+            .map_err(LoopError::Model)
         {
             Ok((answer, usage)) => Ok(Event::TestsPatched {
                 functions: answer
@@ -289,11 +345,7 @@ impl Steps<'_> {
                 imports: answer.imports,
                 usage,
             }),
-            Err(err) => degrade(err, "fix_tests").map(|()| Event::TestsPatched {
-                functions: Vec::new(),
-                imports: Vec::new(),
-                usage: Usage::default(),
-            }),
+            Err(err) => degrade(err, "fix_tests").map(|()| nothing()),
         }
     }
 
@@ -382,4 +434,83 @@ pub(crate) fn tail(text: &str, limit: usize) -> String {
         cut += 1;
     }
     format!("[... {cut} bytes cut]\n{}", &text[cut..])
+}
+
+#[cfg(test)]
+mod tests {
+    use autocoder_llm::{CallParams, LlmClient, LlmConfig, ModelSpec};
+    use autocoder_prompts::Prompts;
+
+    use super::Steps;
+    use crate::prompt::TaskView;
+
+    fn client(params: CallParams) -> LlmClient {
+        let mut config = LlmConfig::new(ModelSpec::parse("openai/any").unwrap());
+        config.params = params;
+        LlmClient::new_with_env(config, |_| Some("sk-test".to_owned())).unwrap()
+    }
+
+    fn repeats_of(client: &LlmClient, asks: &[(&str, &str, CallParams)]) -> Vec<bool> {
+        let prompts = Prompts::embedded().unwrap();
+        let task = TaskView {
+            task: "t".into(),
+            system_override: None,
+            schema_text: None,
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            datasets: Vec::new(),
+            rules: Vec::new(),
+            code_in_fences: true,
+        };
+        let steps = Steps {
+            client,
+            prompts: &prompts,
+            task: &task,
+            system: "system".into(),
+            asked: std::sync::Mutex::default(),
+        };
+        asks.iter()
+            .map(|(step, text, params)| steps.repeats(step, text, params))
+            .collect()
+    }
+
+    #[test]
+    fn a_request_sent_again_with_reproducible_sampling_is_a_repeat() {
+        let seeded = client(CallParams {
+            seed: Some(7),
+            temperature: Some(0.2),
+            ..CallParams::default()
+        });
+        let hotter = CallParams {
+            temperature: Some(0.8),
+            ..CallParams::default()
+        };
+        assert_eq!(
+            repeats_of(
+                &seeded,
+                &[
+                    ("fix_code", "a", CallParams::default()),
+                    ("fix_code", "b", CallParams::default()),
+                    ("fix_code", "a", hotter.clone()),
+                    ("fix_tests", "a", CallParams::default()),
+                    ("fix_code", "a", CallParams::default()),
+                    ("fix_code", "a", hotter),
+                ]
+            ),
+            [false, false, false, false, true, true]
+        );
+        // Without a seed, at a temperature above 0, the same request can get a new answer.
+        let sampled = client(CallParams {
+            temperature: Some(0.2),
+            ..CallParams::default()
+        });
+        let same = ("fix_code", "a", CallParams::default());
+        assert_eq!(repeats_of(&sampled, &[same.clone(), same]), [false, false]);
+        let greedy = client(CallParams {
+            temperature: Some(0.0),
+            ..CallParams::default()
+        });
+        let same = ("fix_tests", "a", CallParams::default());
+        assert_eq!(repeats_of(&greedy, &[same.clone(), same]), [false, true]);
+    }
 }
