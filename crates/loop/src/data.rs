@@ -104,6 +104,7 @@ pub async fn build(
                 .await
                 .map_err(|err| LoopError::Data(format!("profiling {}: {err}", sample.display())))?;
         let mut numeric_columns = Vec::new();
+        let mut medians = BTreeMap::new();
         let view_context = match profiled {
             Ok(profile) => {
                 let mut schema = profile.schema(&SchemaOptions::default());
@@ -113,6 +114,14 @@ pub async fn build(
                     .iter()
                     .filter(|c| matches!(c.dtype, DataType::Integer | DataType::Float))
                     .map(|c| c.name.clone())
+                    .collect();
+                medians = profile
+                    .columns
+                    .iter()
+                    .filter_map(|c| {
+                        let median = c.quantiles.iter().find(|q| (q.q - 0.5).abs() < 1e-9)?;
+                        Some((c.name.clone(), median.value.as_f64()?))
+                    })
                     .collect();
                 let text = autocoder_profile::render::context(&profile);
                 context.profiles.insert(input.name.clone(), profile);
@@ -136,6 +145,7 @@ pub async fn build(
             file_name: mount.rsplit('/').next().unwrap_or(mount).to_owned(),
             first_lines: first_lines(sample, FIRST_LINES),
             numeric_columns,
+            medians,
         });
     }
     let read = read_rules(rules, &tables, &contract.outputs, client).await;

@@ -3,6 +3,8 @@
 //! field names the templates use. Every field is always present (null when unknown), because
 //! rendering is strict.
 
+use std::collections::BTreeMap;
+
 use autocoder_prompts::{PromptError, Prompts};
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +29,10 @@ pub struct DatasetView {
     /// The columns holding numbers (integers or floats), in file order: rows a test reads back
     /// with `csv.DictReader` hold them as text.
     pub numeric_columns: Vec<String>,
+    /// The median of each numeric column: a test passes it for a numeric input named after
+    /// the column (`min_total` and `total`), so a filter on it keeps some rows and drops others.
+    #[serde(default)]
+    pub medians: BTreeMap<String, f64>,
 }
 
 /// One applied rule.

@@ -44,6 +44,7 @@ fn task() -> TaskView {
             file_name: "sales.csv".into(),
             first_lines: vec!["region,qty,price".into(), "north,3,2.5".into(), "south,2,4.0".into()],
             numeric_columns: vec!["qty".into(), "price".into()],
+            medians: [("qty".to_owned(), 3.0), ("price".to_owned(), 2.5)].into(),
         }],
         rules: vec![RuleView {
             text: "revenue is rounded to cents".into(),
