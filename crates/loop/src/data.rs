@@ -81,6 +81,18 @@ struct Tabular {
     schema: TableSchema,
 }
 
+/// The median of each numeric column of a profile.
+fn numeric_medians(profile: &Profile) -> BTreeMap<String, f64> {
+    profile
+        .columns
+        .iter()
+        .filter_map(|c| {
+            let median = c.quantiles.iter().find(|q| (q.q - 0.5).abs() < 1e-9)?;
+            Some((c.name.clone(), median.value.as_f64()?))
+        })
+        .collect()
+}
+
 /// Profiles the contract's samples and applies `rules` to them.
 pub async fn build(
     contract: &Contract,
@@ -115,14 +127,7 @@ pub async fn build(
                     .filter(|c| matches!(c.dtype, DataType::Integer | DataType::Float))
                     .map(|c| c.name.clone())
                     .collect();
-                medians = profile
-                    .columns
-                    .iter()
-                    .filter_map(|c| {
-                        let median = c.quantiles.iter().find(|q| (q.q - 0.5).abs() < 1e-9)?;
-                        Some((c.name.clone(), median.value.as_f64()?))
-                    })
-                    .collect();
+                medians = numeric_medians(&profile);
                 let text = autocoder_profile::render::context(&profile);
                 context.profiles.insert(input.name.clone(), profile);
                 tables.push(Tabular {
