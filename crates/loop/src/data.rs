@@ -375,4 +375,49 @@ mod tests {
         assert!(lines_of(b"a,b\n\xff\xfe\x00binary\n").is_empty());
         assert!(lines_of(format!("a\n{}\n", "x".repeat(400))).is_empty());
     }
+
+    #[tokio::test]
+    async fn each_numeric_column_has_its_median_and_later_samples_show_joining_rows() {
+        use crate::request::{Contract, Declaration, Sample};
+        let dir = tempfile::tempdir().unwrap();
+        let orders = dir.path().join("orders.csv");
+        let mut text = "order_id,customer_id,total,day\n".to_owned();
+        for i in 1..=9 {
+            text.push_str(&format!("O{i},C{},{}.5,2024-05-0{i}\n", 10 + i, i * 10));
+        }
+        std::fs::write(&orders, text).unwrap();
+        let customers = dir.path().join("customers.csv");
+        let text: String = std::iter::once("customer_id,name\n".to_owned())
+            .chain((1..=20).map(|i| format!("C{i},Customer {i}\n")))
+            .collect();
+        std::fs::write(&customers, text).unwrap();
+        let samples = [
+            Sample {
+                name: "orders".into(),
+                path: orders,
+            },
+            Sample {
+                name: "customers".into(),
+                path: customers,
+            },
+        ];
+        let inputs: Vec<Declaration> = vec!["min_total:float".parse().unwrap()];
+        let contract = Contract::new(&inputs, &[], &samples).unwrap();
+        let context = super::build(&contract, &[], super::DataOptions::default(), None)
+            .await
+            .unwrap();
+        let orders = &context.datasets[0];
+        assert_eq!(
+            orders.medians.get("total"),
+            Some(&50.5),
+            "{:?}",
+            orders.medians
+        );
+        assert!(!orders.medians.contains_key("day") && !orders.medians.contains_key("order_id"));
+        // The customers of the first orders shown (C11..C13) are among the customers shown.
+        let shown = &context.datasets[1].first_lines;
+        for id in ["C11,", "C12,", "C13,"] {
+            assert!(shown.iter().any(|l| l.starts_with(id)), "{shown:?}");
+        }
+    }
 }
