@@ -379,11 +379,12 @@ mod tests {
     #[tokio::test]
     async fn each_numeric_column_has_its_median_and_later_samples_show_joining_rows() {
         use crate::request::{Contract, Declaration, Sample};
+        use std::fmt::Write as _;
         let dir = tempfile::tempdir().unwrap();
         let orders = dir.path().join("orders.csv");
         let mut text = "order_id,customer_id,total,day\n".to_owned();
         for i in 1..=9 {
-            text.push_str(&format!("O{i},C{},{}.5,2024-05-0{i}\n", 10 + i, i * 10));
+            let _ = writeln!(text, "O{i},C{},{}.5,2024-05-0{i}", 10 + i, i * 10);
         }
         std::fs::write(&orders, text).unwrap();
         let customers = dir.path().join("customers.csv");
