@@ -464,3 +464,40 @@ fn a_task_asking_for_csv_dictreader_gets_a_skeleton_reading_its_samples_that_way
     assert_eq!(read("total"), "15.5");
     assert_eq!(read("by_region.csv"), "region\r\nnorth\r\nsouth\r\n");
 }
+
+#[test]
+fn a_text_output_described_by_a_json_schema_is_compared_parsed() {
+    let prompts = Prompts::embedded().unwrap();
+    let outputs: Vec<Declaration> = ["summary:str", "errors:int"]
+        .iter()
+        .map(|d| d.parse().unwrap())
+        .collect();
+    let contract = Contract::new(&[], &outputs, &[]).unwrap();
+    let view = |schema_text: Option<&str>| TaskView {
+        schema_text: schema_text.map(str::to_owned),
+        outputs: contract.outputs.clone(),
+        code_in_fences: true,
+        ..task()
+    };
+    let render_tests = |view: &TaskView| {
+        render(
+            &prompts,
+            "loop/tests.j2",
+            view,
+            json!({"notes": [], "code": null}),
+        )
+        .unwrap()
+    };
+    let parsed = render_tests(&view(Some(r#" {"levels": {"<LEVEL>": <count>}}"#)));
+    assert!(parsed.contains("\nimport json\n"), "{parsed}");
+    assert!(
+        parsed.contains("summary = json.loads(result.outputs['summary'])"),
+        "{parsed}"
+    );
+    assert!(parsed.contains("assert result.outputs['errors'] == expected_errors"));
+    for text in [None, Some("a line of text per sensor")] {
+        let plain = render_tests(&view(text));
+        assert!(!plain.contains("json.loads"), "{plain}");
+        assert!(plain.contains("assert result.outputs['summary'] == expected_summary"));
+    }
+}
