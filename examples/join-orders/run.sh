@@ -2,7 +2,7 @@
 # Two tables joined, with a float and a bool input.
 cd "$(dirname "$0")"
 GENERATE=(
-  --prompt "Join orders with customers on customer_id. Keep orders whose total is at least min_total; unless include_inactive is true, drop orders of inactive customers. Write the joined rows (order_id, customer_id, name, country, total) sorted by order_id to joined.csv and their number as count."
+  --prompt "Read both CSVs with csv.DictReader (no pandas). A customer is active when its active column is 'true'. Keep an order when float(total) >= min_total and (include_inactive is true or its customer is active). Write joined.csv with csv.writer: the header order_id, customer_id, name, country, total, then one row per kept order with its customer's name and country, sorted by order_id. count is the number of kept orders."
   --sample orders=orders.csv --sample customers=customers.csv
   --input min_total:float --input include_inactive:bool
   --output joined.csv:file --output count:int

@@ -157,14 +157,33 @@ fn sensor_analysis() {
 fn log_analysis() {
     let Replayed { outputs, .. } = &replay("log-analysis");
     let log = std::fs::read_to_string(example_dir("log-analysis").join("app.log")).unwrap();
-    let errors = log
-        .lines()
-        .filter(|l| l.split_whitespace().nth(2) == Some("ERROR"))
-        .count();
+    let mut levels: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut components: BTreeMap<&str, u64> = BTreeMap::new();
+    for line in log.lines().filter(|l| !l.trim().is_empty()) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        *levels.entry(fields[2]).or_default() += 1;
+        *components
+            .entry(fields[3].trim_matches(['[', ']']))
+            .or_default() += 1;
+    }
+    let lines: u64 = levels.values().sum();
+    let errors = levels.get("ERROR").copied().unwrap_or(0);
     assert_eq!(outputs["error_count"], errors, "{outputs}");
+    // The summary follows the schema text given to `generate`.
+    let summary: Value = serde_json::from_str(outputs["summary"].as_str().unwrap())
+        .unwrap_or_else(|e| panic!("summary is not JSON ({e}): {outputs}"));
+    for (name, count) in &levels {
+        assert_eq!(summary["levels"][name], *count, "level {name}: {summary}");
+    }
+    for (name, count) in &components {
+        assert_eq!(
+            summary["components"][name], *count,
+            "component {name}: {summary}"
+        );
+    }
     assert!(
-        outputs["summary"].as_str().is_some_and(|s| !s.is_empty()),
-        "{outputs}"
+        close(&summary["error_rate"], errors as f64 / lines as f64),
+        "{summary}"
     );
 }
 
@@ -186,7 +205,18 @@ fn join_orders() {
         .collect();
     expected.sort();
     assert_eq!(outputs["count"], expected.len(), "{outputs}");
-    let joined = rows(Path::new(outputs["joined.csv"].as_str().unwrap()));
+    let path = Path::new(outputs["joined.csv"].as_str().unwrap());
+    let header = csv::Reader::from_path(path)
+        .unwrap()
+        .headers()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        header.iter().collect::<Vec<_>>(),
+        ["order_id", "customer_id", "name", "country", "total"],
+        "the columns the task asks for"
+    );
+    let joined = rows(path);
     let ids: Vec<&str> = joined.iter().map(|r| r["order_id"].as_str()).collect();
     assert_eq!(ids, expected);
 }
