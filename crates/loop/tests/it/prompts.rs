@@ -302,6 +302,23 @@ fn diagnosis_and_fix_prompts() {
     );
 }
 
+/// The skeleton the code prompt shows for `view`.
+fn code_skeleton(prompts: &Prompts, view: &TaskView) -> String {
+    let prompt = render(
+        prompts,
+        "loop/code.j2",
+        view,
+        json!({"plan": plan(), "notes": []}),
+    )
+    .unwrap();
+    prompt
+        .split("```python\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the code prompt shows a skeleton")
+        .to_owned()
+}
+
 /// The Python interpreter the suite runs with (`scripts/test` sets it up).
 fn test_python() -> std::path::PathBuf {
     std::env::var_os("AUTOCODER_TEST_PYTHON")
@@ -338,18 +355,7 @@ fn the_code_prompts_skeleton_runs_and_follows_the_contract() {
         code_in_fences: true,
         ..task()
     };
-    let prompt = render(
-        &prompts,
-        "loop/code.j2",
-        &view,
-        json!({"plan": plan(), "notes": []}),
-    )
-    .unwrap();
-    let skeleton = prompt
-        .split("```python\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("the code prompt shows a skeleton");
+    let skeleton = code_skeleton(&prompts, &view);
     let out = dir.path().join("outputs");
     std::fs::create_dir(&out).unwrap();
     // Fill in `compute` the way a model would, and point the outputs at a temporary directory.
@@ -405,33 +411,19 @@ fn a_task_asking_for_csv_dictreader_gets_a_skeleton_reading_its_samples_that_way
         code_in_fences: true,
         ..task()
     };
-    let prompt = render(
-        &prompts,
-        "loop/code.j2",
-        &view,
-        json!({"plan": plan(), "notes": []}),
-    )
-    .unwrap();
-    let skeleton = prompt
-        .split("```python\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("the code prompt shows a skeleton");
+    let skeleton = code_skeleton(&prompts, &view);
     assert!(
         skeleton.contains("sales_rows = list(csv.DictReader(f))"),
         "{skeleton}"
     );
     // Without the words, the skeleton leaves the reading to the model.
-    let plain = render(
+    let plain = code_skeleton(
         &prompts,
-        "loop/code.j2",
         &TaskView {
             code_in_fences: true,
             ..task()
         },
-        json!({"plan": plan(), "notes": []}),
-    )
-    .unwrap();
+    );
     assert!(!plain.contains("csv.DictReader(f)"), "{plain}");
     let out = dir.path().join("outputs");
     std::fs::create_dir(&out).unwrap();
