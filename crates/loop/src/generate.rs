@@ -19,6 +19,7 @@ use crate::answers::strip_code_fence;
 use crate::data::{self, DataOptions};
 use crate::edit::{Edit, apply_edits};
 use crate::fix_blocks::apply_fix_blocks;
+use crate::hand_written::hand_written_expectations;
 use crate::installable::keep_installable;
 use crate::options::{CacheMode, GenerateOptions};
 use crate::prompt::{TaskView, render};
@@ -426,6 +427,8 @@ fn again_if_unusable<T>(
 
 /// How the note on a test file that did not compile starts.
 const TESTS_NOT_COMPILED: &str = "the test file was not valid Python";
+/// How the note on expected values written as bare numbers starts.
+const HAND_WRITTEN: &str = "these lines write an expected value as a number";
 
 /// How the note on a script that did not compile starts.
 const NOT_COMPILED: &str = "the script was not valid Python";
@@ -651,11 +654,35 @@ impl Driver<'_> {
                 &["solution", "conftest"],
             )
             .await?;
+            let tabular: Vec<String> = self
+                .steps
+                .task
+                .datasets
+                .iter()
+                .filter(|d| !d.first_lines.is_empty())
+                .map(|d| format!("`{}_rows`", d.name))
+                .collect();
+            let by_hand = hand_written_expectations(&tests);
             match analysis.syntax_error {
                 Some(error) if not_yet_said(&notes, TESTS_NOT_COMPILED) => {
                     tracing::info!(%error, "the test file does not compile; asking again");
                     notes.push(format!(
                         "{TESTS_NOT_COMPILED} ({error}); write it again, complete"
+                    ));
+                }
+                None if !tabular.is_empty()
+                    && !by_hand.is_empty()
+                    && not_yet_said(&notes, HAND_WRITTEN) =>
+                {
+                    tracing::info!(lines = ?by_hand, "the tests wrote expected values by hand; asking again");
+                    notes.push(format!(
+                        "{HAND_WRITTEN} instead of computing it in Python from {}: {}; compute each one from the rows (for example `len([r for r in rows if ...])` or `sum(float(r['x']) for r in rows)`)",
+                        tabular.join(" and "),
+                        by_hand
+                            .iter()
+                            .map(|l| format!("`{l}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ));
                 }
                 _ => {

@@ -11,6 +11,7 @@ pub mod edit;
 mod error;
 mod fix_blocks;
 mod generate;
+mod hand_written;
 mod installable;
 mod merge;
 mod missing_imports;

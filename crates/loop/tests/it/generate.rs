@@ -367,6 +367,49 @@ async fn a_test_file_that_does_not_compile_is_asked_for_again_before_a_run() {
 }
 
 #[tokio::test]
+async fn expected_values_written_as_numbers_are_asked_for_again_computed_once() {
+    // The test shape asks for expected values computed from the rows; a bare number is sent
+    // back once (the tests then run), and a second one is kept.
+    let by_hand = tests("25.5").replace(
+        "    result = run_solution()\n",
+        "    result = run_solution()\n    expected_total = 25.5\n",
+    );
+    let computed = tests("sum(float(r['qty']) * float(r['price']) for r in sales_rows)").replace(
+        "    result = run_solution()\n",
+        "    sales_rows = list(csv.DictReader(io.StringIO('qty,price\\n3,2.5\\n2,4.0\\n1,10.0\\n')))\n    result = run_solution()\n",
+    ).replace("import pytest\n", "import csv\nimport io\nimport pytest\n");
+    let f = fixture(vec![
+        plan(),
+        code(&script(GOOD)),
+        test_file(&by_hand),
+        test_file(&computed),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps(), ["plan", "code", "tests", "tests"]);
+    f.assert_request_says(3, "these lines write an expected value as a number");
+    f.assert_request_says(3, "`expected_total = 25.5`");
+    assert!(
+        result.tests.contains("for r in sales_rows"),
+        "{}",
+        result.tests
+    );
+
+    // Asked once only: a second answer with numbers is kept.
+    let f = fixture(vec![
+        plan(),
+        code(&script(GOOD)),
+        test_file(&by_hand),
+        test_file(&by_hand),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps(), ["plan", "code", "tests", "tests"]);
+}
+
+#[tokio::test]
 async fn tokens_are_booked_per_step_and_per_iteration() {
     let f = fixture(vec![
         plan().with_usage(100, 10),
