@@ -596,8 +596,7 @@ impl Driver<'_> {
             else {
                 continue;
             };
-            spent.input_tokens += usage.input_tokens;
-            spent.output_tokens += usage.output_tokens;
+            spent += usage;
             let mut answer = answer;
             answer.code = script_repaired(answer.code);
             let analysis =
@@ -636,6 +635,15 @@ impl Driver<'_> {
         mut notes: Vec<String>,
     ) -> Result<Event, LoopError> {
         let code = session.code().filter(|_| self.options.tests_see_code);
+        // The rows a test reads back, as the test shape names them.
+        let tabular: Vec<String> = self
+            .steps
+            .task
+            .datasets
+            .iter()
+            .filter(|d| !d.first_lines.is_empty())
+            .map(|d| format!("`{}_rows`", d.name))
+            .collect();
         let mut spent = crate::session::Usage::default();
         loop {
             let Some(event) = again_if_unusable(self.steps.tests(&notes, code).await, &mut notes)?
@@ -646,22 +654,13 @@ impl Driver<'_> {
                 return Ok(event);
             };
             let tests = tests_repaired(tests);
-            spent.input_tokens += usage.input_tokens;
-            spent.output_tokens += usage.output_tokens;
+            spent += usage;
             let analysis = imports_to_packages(
                 &self.interpreter.executable,
                 &tests,
                 &["solution", "conftest"],
             )
             .await?;
-            let tabular: Vec<String> = self
-                .steps
-                .task
-                .datasets
-                .iter()
-                .filter(|d| !d.first_lines.is_empty())
-                .map(|d| format!("`{}_rows`", d.name))
-                .collect();
             let by_hand = hand_written_expectations(&tests);
             match analysis.syntax_error {
                 Some(error) if not_yet_said(&notes, TESTS_NOT_COMPILED) => {
@@ -719,8 +718,7 @@ impl Driver<'_> {
                 "whole_script": whole_script,
             });
             let (answer, usage) = self.steps.fix_code(context, !rejected.is_empty()).await?;
-            spent.input_tokens += usage.input_tokens;
-            spent.output_tokens += usage.output_tokens;
+            spent += usage;
             let mut packages = answer.packages;
             let edits = match answer.code.as_deref().map(strip_code_fence) {
                 _ if self.steps.task.code_in_fences => {
@@ -846,8 +844,7 @@ impl Driver<'_> {
                     .steps
                     .replace_system_package(package, &why, message, &head)
                     .await?;
-                spent.input_tokens += usage.input_tokens;
-                spent.output_tokens += usage.output_tokens;
+                spent += usage;
                 if let Some(replacement) =
                     replacement.filter(|r| self.system_tried.insert(r.clone()))
                 {
