@@ -37,7 +37,9 @@ pub struct FailureVerdict {
     pub evidence: String,
     /// What must change.
     pub fix: String,
-    /// Distributions to add (environment failures).
+    /// Distributions to add (environment failures). Capped: a small model given an open list
+    /// repeated `"none"` in it until the token limit.
+    #[schemars(length(max = 5))]
     pub packages: Vec<String>,
 }
 
@@ -174,6 +176,13 @@ fn closed_blocks(text: &str) -> Vec<(bool, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_verdict_names_at_most_five_packages() {
+        let (_, schema) = autocoder_llm::strict_schema_for::<DiagnosisAnswer>();
+        let packages = &schema["$defs"]["FailureVerdict"]["properties"]["packages"];
+        assert_eq!(packages["maxItems"], 5, "{packages}");
+    }
 
     #[test]
     fn the_first_python_block_is_taken_and_a_cut_block_is_none() {

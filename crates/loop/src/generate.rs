@@ -32,6 +32,7 @@ use crate::rundir::{
 use crate::session::{
     Action, CONTRACT_TEST_FILE, Event, RoutedFailure, Session, TestOutcome, TestResult, TestRun,
 };
+use crate::solution_imports::solution_imports;
 use crate::splice::{function_name, function_source};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, Steps, tail};
 
@@ -377,6 +378,15 @@ fn not_yet_said(notes: &[String], prefix: &str) -> bool {
     notes.iter().all(|n| !n.starts_with(prefix))
 }
 
+/// Lines of code for a note: each in backticks, separated by commas.
+fn quoted(lines: &[String]) -> String {
+    lines
+        .iter()
+        .map(|line| format!("`{line}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// How the note on a "whole script" that is not one starts.
 const NOT_WHOLE: &str = "your answer was not the whole script";
 
@@ -429,6 +439,8 @@ fn again_if_unusable<T>(
 const TESTS_NOT_COMPILED: &str = "the test file was not valid Python";
 /// How the note on expected values written as bare numbers starts.
 const HAND_WRITTEN: &str = "these lines write an expected value as a number";
+/// How the note on blind tests that import the script as a module starts.
+const IMPORTS_SOLUTION: &str = "these lines import from `solution`";
 
 /// How the note on a script that did not compile starts.
 const NOT_COMPILED: &str = "the script was not valid Python";
@@ -662,11 +674,23 @@ impl Driver<'_> {
             )
             .await?;
             let by_hand = hand_written_expectations(&tests);
+            let imported = if code.is_none() {
+                solution_imports(&tests)
+            } else {
+                Vec::new()
+            };
             match analysis.syntax_error {
                 Some(error) if not_yet_said(&notes, TESTS_NOT_COMPILED) => {
                     tracing::info!(%error, "the test file does not compile; asking again");
                     notes.push(format!(
                         "{TESTS_NOT_COMPILED} ({error}); write it again, complete"
+                    ));
+                }
+                None if !imported.is_empty() && not_yet_said(&notes, IMPORTS_SOLUTION) => {
+                    tracing::info!(lines = ?imported, "the blind tests import the script; asking again");
+                    notes.push(format!(
+                        "{IMPORTS_SOLUTION}, whose function names you do not know: {}; remove them and run the script only through `run_solution`, reading what it writes",
+                        quoted(&imported)
                     ));
                 }
                 None if !tabular.is_empty()
@@ -677,11 +701,7 @@ impl Driver<'_> {
                     notes.push(format!(
                         "{HAND_WRITTEN} instead of computing it in Python from {}: {}; compute each one from the rows (for example `len([r for r in rows if ...])` or `sum(float(r['x']) for r in rows)`)",
                         tabular.join(" and "),
-                        by_hand
-                            .iter()
-                            .map(|l| format!("`{l}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        quoted(&by_hand)
                     ));
                 }
                 _ => {

@@ -25,6 +25,7 @@ pub mod run;
 pub mod rundir;
 pub mod session;
 mod slips;
+mod solution_imports;
 pub mod splice;
 mod steps;
 mod test_rows;

@@ -6,7 +6,8 @@
 //! The rules:
 //! - plan, then code, then the environment, then tests written without seeing the code;
 //! - a run passes only when at least one test passed and none failed or errored (skips and
-//!   xfails are not passes); a collection error is diagnosed like any failure;
+//!   xfails are not passes); a collection error is diagnosed like any failure, except that
+//!   tests using a name `solution` does not define are written anew (they test a guess);
 //! - each failure is routed by its diagnosis through the [`Reclassifier`], so a failure that
 //!   survives one kind of fix goes to the other fixer;
 //! - code fixes are exact edits; one that changes nothing is sent back once with the reason, and

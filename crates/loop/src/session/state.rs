@@ -13,6 +13,7 @@ use super::types::{
 use crate::edit::{Edit, apply_edits};
 use crate::prompt::Plan;
 use crate::reclassify::{Decision, FailureKind, Reclassifier, Signature};
+use crate::solution_imports::name_missing_from_solution;
 use crate::splice::{FunctionPatch, splice_functions};
 
 /// Escalations a run makes at most: new tests, a new script, new tests, a new script.
@@ -445,6 +446,23 @@ impl Session {
                 });
                 return;
             }
+        }
+        // Tests that call a function the script does not define test a guess, not the contract:
+        // no code fix should add the function, so new tests are written instead.
+        let guessed: BTreeSet<String> = failures
+            .iter()
+            .filter_map(|failure| name_missing_from_solution(&failure.output))
+            .collect();
+        if !guessed.is_empty() {
+            let names: Vec<String> = guessed.iter().map(|name| format!("`{name}`")).collect();
+            let why = format!(
+                "the tests used {} from `solution`, which does not define it: test only what the contract promises, running the script through `run_solution`",
+                names.join(", ")
+            );
+            self.note(format!("tests: dropped; {why}"));
+            self.tests = None;
+            self.test_notes.push(why);
+            return;
         }
         if failures.is_empty() {
             let why = if run.results.is_empty() {

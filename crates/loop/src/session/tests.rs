@@ -611,6 +611,34 @@ fn skips_are_not_passes() {
 }
 
 #[test]
+fn tests_that_import_a_name_the_script_lacks_are_rewritten_not_diagnosed() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    s.apply(run(vec![result(
+        "test_solution.py",
+        TestOutcome::CollectionError,
+        "E   ImportError: cannot import name 'parse_log' from 'solution' (/sandbox/solution.py)",
+    )]));
+    let Action::WriteTests { notes } = s.next_action() else {
+        panic!("expected new tests")
+    };
+    assert!(notes[0].contains("`parse_log`"), "{notes:?}");
+    assert!(s.history()[0].changes[0].starts_with("tests: dropped"));
+    // The script's own import error is diagnosed as before.
+    s.apply(Event::TestsWritten {
+        tests: format!("{TESTS}\n# written again\n"),
+        usage: USAGE,
+    });
+    assert_eq!(s.next_action(), Action::RunTests);
+    s.apply(run(vec![result(
+        "test_solution.py",
+        TestOutcome::CollectionError,
+        "E   ImportError: cannot import name 'read_csvs' from 'pandas' (/venv/pandas/__init__.py)",
+    )]));
+    assert!(matches!(s.next_action(), Action::Diagnose { .. }));
+}
+
+#[test]
 fn skip_tests_stops_once_the_environment_exists() {
     let mut s = session(Limits {
         skip_tests: true,

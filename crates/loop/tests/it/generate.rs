@@ -769,6 +769,8 @@ async fn a_collection_error_in_the_solution_is_diagnosed_not_answered_with_new_t
     let f = fixture(vec![
         plan(),
         code(&broken),
+        // Blind tests importing the script are sent back once; the second answer is kept.
+        test_file(&tests_importing),
         test_file(&tests_importing),
         diagnosis("logic", &[]),
         Entry::step("fix_code", Reply::Json(json!({"edits": [{"find": "from csv import DictReaderr\n", "replace": ""}], "packages": [], "explanation": "typo"}))),
@@ -785,6 +787,37 @@ async fn a_collection_error_in_the_solution_is_diagnosed_not_answered_with_new_t
     assert!(
         diagnose.body.to_string().contains("DictReaderr"),
         "the import error reached the diagnosis"
+    );
+}
+
+#[tokio::test]
+async fn blind_tests_that_import_the_script_are_sent_back_then_rewritten() {
+    // Written without the script, the tests guess a function name: asked once before a run,
+    // and when the guess reaches a run anyway, new tests are written instead of a diagnosis
+    // (no code fixer is asked to add the guessed function).
+    let guessing = format!(
+        "from solution import parse_sales\n{}\n\ndef test_parse_sales(sales):\n    assert len(parse_sales(sales)) == 3\n",
+        tests("25.5")
+    );
+    let f = fixture(vec![
+        plan(),
+        code(&script(GOOD)),
+        test_file(&guessing),
+        test_file(&guessing),
+        test_file(&tests("25.5")),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps(), ["plan", "code", "tests", "tests", "tests"]);
+    f.assert_request_says(3, "these lines import from `solution`");
+    f.assert_request_says(3, "`from solution import parse_sales`");
+    f.assert_request_says(4, "the tests used `parse_sales` from `solution`");
+    assert_eq!(result.attempts, 2);
+    assert!(
+        result.iterations[0].changes[0].starts_with("tests: dropped"),
+        "{:?}",
+        result.iterations
     );
 }
 
