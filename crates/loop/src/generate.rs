@@ -647,14 +647,24 @@ impl Driver<'_> {
         mut notes: Vec<String>,
     ) -> Result<Event, LoopError> {
         let code = session.code().filter(|_| self.options.tests_see_code);
-        // The rows a test reads back, as the test shape names them.
-        let tabular: Vec<String> = self
-            .steps
-            .task
+        // The rows a test reads back, and the lines it writes to a file input without sample
+        // rows, as the test shape names them.
+        let task = &self.steps.task;
+        let tabular: Vec<&str> = task
             .datasets
             .iter()
             .filter(|d| !d.first_lines.is_empty())
-            .map(|d| format!("`{}_rows`", d.name))
+            .map(|d| d.name.as_str())
+            .collect();
+        let line_files = task
+            .inputs
+            .iter()
+            .filter(|i| i.ty == IoType::File && !tabular.contains(&i.name.as_str()))
+            .map(|i| format!("`{}_lines`", i.name));
+        let tabular: Vec<String> = tabular
+            .iter()
+            .map(|name| format!("`{name}_rows`"))
+            .chain(line_files)
             .collect();
         let mut spent = crate::session::Usage::default();
         loop {

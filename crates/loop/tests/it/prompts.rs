@@ -487,6 +487,23 @@ fn a_text_output_described_by_a_json_schema_is_compared_parsed() {
         "{parsed}"
     );
     assert!(parsed.contains("assert result.outputs['errors'] == expected_errors"));
+    // A file input without sample rows is written from a list of lines, and the expected
+    // values are computed from that list.
+    let with_log = Contract::new(&["log_file:file".parse().unwrap()], &outputs, &[]).unwrap();
+    let logged = render_tests(&TaskView {
+        inputs: with_log.inputs.clone(),
+        datasets: Vec::new(),
+        ..view(None)
+    });
+    assert!(logged.contains("    log_file_lines = [\n"), "{logged}");
+    assert!(
+        logged.contains("log_file.write_text('\\n'.join(log_file_lines) + '\\n')"),
+        "{logged}"
+    );
+    assert!(
+        logged.contains("computed in Python from `log_file_lines`"),
+        "{logged}"
+    );
     for text in [None, Some("a line of text per sensor")] {
         let plain = render_tests(&view(text));
         assert!(!plain.contains("json.loads"), "{plain}");
