@@ -219,4 +219,27 @@ fn join_orders() {
     let joined = rows(path);
     let ids: Vec<&str> = joined.iter().map(|r| r["order_id"].as_str()).collect();
     assert_eq!(ids, expected);
+    // Each row carries its own order's total and its own customer's name and country.
+    let orders: BTreeMap<String, BTreeMap<String, String>> = rows(&dir.join("orders.csv"))
+        .into_iter()
+        .map(|r| (r["order_id"].clone(), r))
+        .collect();
+    let customers: BTreeMap<String, BTreeMap<String, String>> = rows(&dir.join("customers.csv"))
+        .into_iter()
+        .map(|r| (r["customer_id"].clone(), r))
+        .collect();
+    for row in &joined {
+        let order = &orders[&row["order_id"]];
+        let customer = &customers[&order["customer_id"]];
+        assert_eq!(row["customer_id"], order["customer_id"], "{row:?}");
+        assert_eq!(row["name"], customer["name"], "{row:?}");
+        assert_eq!(row["country"], customer["country"], "{row:?}");
+        let (written, total) = (number(&row["total"]), number(&order["total"]));
+        assert!(
+            written
+                .zip(total)
+                .is_some_and(|(w, t)| (w - t).abs() < 1e-6),
+            "{row:?}"
+        );
+    }
 }
