@@ -4,7 +4,9 @@
 //! from the rows it reads back. The 1.5B model wrote numbers instead (`expected_count = 3` where
 //! the rows give 2, `len(written) == 5` for 4 sensors), and the code fixer then changed a right
 //! script until it matched: the join example passed its tests without its `min_total` filter.
-//! Such lines are found here so the test writer can be asked once to compute them.
+//! The log tests wrote whole reports by hand (`{'levels': {'ERROR': 2}, ...}`, half of it wrong)
+//! and counts in quotes (`'2'`). Such lines are found here so the test writer can be asked once
+//! to compute them.
 
 use std::sync::LazyLock;
 
@@ -18,15 +20,48 @@ static HAND_WRITTEN: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
-/// The lines of `tests` that set an expected value, or a CSV output's row count, to a bare
-/// number.
+/// `expected_x = <right-hand side>` on one line.
+static EXPECTED: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"^\s*expected_\w+\s*=\s*(.+?)\s*$").ok());
+
+/// A quoted string without quotes inside it.
+static QUOTED: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r#"'[^'\\]*'|"[^"\\]*""#).ok());
+
+/// Whether `value` is a literal holding a number typed by hand: a dict or list of numbers
+/// (`{'ERROR': 2, 'INFO': 1}`), or a number in quotes (`'2'`). Names, calls and comprehensions
+/// are computations; strings without a number outside quotes (`'north'`, `'2024-07-01'`) are
+/// values the task can state.
+fn literal_with_numbers(value: &str) -> bool {
+    let Some(quoted) = QUOTED.as_ref() else {
+        return false;
+    };
+    let value = value.split(" #").next().unwrap_or(value).trim();
+    let bare = quoted.replace_all(value, "''");
+    let number_in_quotes =
+        bare == "''" && value.len() > 2 && value[1..value.len() - 1].trim().parse::<f64>().is_ok();
+    let collection = value.starts_with(['{', '['])
+        && bare.chars().any(|c| c.is_ascii_digit())
+        && bare
+            .chars()
+            .all(|c| c.is_ascii_digit() || " \t.,:{}[]+-_'".contains(c));
+    number_in_quotes || collection
+}
+
+/// The lines of `tests` that set an expected value, or a CSV output's row count, to a number
+/// typed by hand.
 pub(crate) fn hand_written_expectations(tests: &str) -> Vec<String> {
-    let Some(pattern) = HAND_WRITTEN.as_ref() else {
+    let (Some(pattern), Some(expected)) = (HAND_WRITTEN.as_ref(), EXPECTED.as_ref()) else {
         return Vec::new();
     };
     tests
         .lines()
-        .filter(|line| pattern.is_match(line))
+        .filter(|line| {
+            pattern.is_match(line)
+                || expected
+                    .captures(line)
+                    .is_some_and(|c| literal_with_numbers(&c[1]))
+        })
         .map(|line| line.trim().to_owned())
         .collect()
 }
@@ -48,6 +83,12 @@ def test_main_result(run_solution, tmp_path):
     expected_name = 'north'
     expected_units = 1_000
     assert len(written) == len({r['sensor_id'] for r in readings_rows})
+    expected_summary = {'levels': {'ERROR': 2, 'INFO': 1}, 'error_rate': 0.5}
+    expected_error_count = '2'
+    expected_levels = {'ERROR': sum(1 for l in log_file_lines if ' ERROR ' in l)}
+    expected_date = '2024-07-01'
+    expected_ids = ['O0001', 'O0002']
+    expected_totals = [1.5, -2]
 ";
         assert_eq!(
             hand_written_expectations(tests),
@@ -57,6 +98,9 @@ def test_main_result(run_solution, tmp_path):
                 "assert len(written) == 5, 'Expected 5 rows'",
                 "assert len(written) == 4",
                 "expected_units = 1_000",
+                "expected_summary = {'levels': {'ERROR': 2, 'INFO': 1}, 'error_rate': 0.5}",
+                "expected_error_count = '2'",
+                "expected_totals = [1.5, -2]",
             ]
         );
     }
