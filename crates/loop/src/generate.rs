@@ -709,7 +709,7 @@ impl Driver<'_> {
                 {
                     tracing::info!(lines = ?by_hand, "the tests wrote expected values by hand; asking again");
                     notes.push(format!(
-                        "{HAND_WRITTEN} instead of computing it in Python from {}: {}; compute each one in Python from them (for example `len([r for r in rows if ...])`, `sum(float(r['x']) for r in rows)`, or a dict of counts filled in a loop over them)",
+                        "{HAND_WRITTEN} instead of computing it in Python from {}: {}; compute each one from the rows (for example `len([r for r in rows if ...])` or `sum(float(r['x']) for r in rows)`)",
                         tabular.join(" and "),
                         quoted(&by_hand)
                     ));
