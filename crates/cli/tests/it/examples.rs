@@ -188,7 +188,6 @@ fn log_analysis() {
 }
 
 #[test]
-#[ignore = "no cassette recorded yet (examples/README.md); run with --ignored once recorded"]
 fn join_orders() {
     let Replayed { outputs, .. } = &replay("join-orders");
     let dir = example_dir("join-orders");
