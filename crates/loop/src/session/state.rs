@@ -180,6 +180,14 @@ impl Session {
         {
             return self.finish(false, format!("the token budget ({budget}) is spent"));
         }
+        // After the last test run allowed, only its diagnosis is worth a call: no fix could be
+        // tested.
+        if self.runs >= self.limits.max_iterations
+            && !matches!(self.queue.front(), Some(Action::Diagnose { .. }))
+        {
+            let max = self.limits.max_iterations;
+            return self.finish(false, format!("max_iterations ({max}) reached"));
+        }
         if let Some(action) = self.queue.pop_front() {
             return action;
         }

@@ -835,6 +835,14 @@ async fn max_iterations_ends_with_the_real_error() {
     );
     let error = result.error.unwrap();
     assert!(error.contains("25.5") && error.contains("6.0"), "{error}");
+    // The last run's failure is diagnosed; no fix is asked for, since none could be tested.
+    assert_eq!(f.steps(), ["plan", "code", "tests", "diagnose"]);
+    assert_eq!(
+        result.iterations[0].error_types.len(),
+        1,
+        "{:?}",
+        result.iterations
+    );
     let saved: GenerationResult =
         serde_json::from_slice(&std::fs::read(f.dir.path().join("run/result.json")).unwrap())
             .unwrap();
