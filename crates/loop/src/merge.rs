@@ -67,6 +67,23 @@ pub(crate) fn merge_into_script(script: &str, answer: &str) -> Result<String, St
     Ok(add_imports(&merged, &imports))
 }
 
+/// The top-level functions and classes of `answer` as (name, source), and its import lines: a
+/// test fix given as a code block rather than as JSON.
+pub(crate) fn definitions_and_imports(answer: &str) -> (Vec<(String, String)>, Vec<String>) {
+    let lines: Vec<&str> = answer.split_inclusive('\n').collect();
+    let mut definitions = Vec::new();
+    let mut imports = Vec::new();
+    for piece in pieces(&lines) {
+        let text = lines[piece.start..piece.end].concat().trim_end().to_owned();
+        match piece.kind {
+            Kind::Definition(name) => definitions.push((name, text)),
+            Kind::Import => imports.push(text),
+            Kind::Main | Kind::Assignment(_) | Kind::Other => {}
+        }
+    }
+    (definitions, imports)
+}
+
 /// `script` with the piece of `kind` replaced by `text`, or `text` added where it belongs.
 fn put(script: &str, kind: &Kind, text: &str) -> String {
     let lines: Vec<&str> = script.split_inclusive('\n').collect();
@@ -155,7 +172,7 @@ fn kind_of(line: &str) -> Kind {
 
 #[cfg(test)]
 mod tests {
-    use super::merge_into_script;
+    use super::{definitions_and_imports, merge_into_script};
 
     const SCRIPT: &str = r#"import argparse
 import os
@@ -230,5 +247,18 @@ if __name__ == "__main__":
         assert!(merge_into_script(SCRIPT, "import sys\n").is_err());
         // A line from inside a function is not a module constant.
         assert!(merge_into_script(SCRIPT, "total = qty * price\n").is_err());
+    }
+
+    #[test]
+    fn a_test_fix_block_gives_its_functions_and_imports() {
+        let answer = "import json\n\n\n@pytest.mark.slow\ndef test_main(run_solution, tmp_path):\n    lines = [\n        'a',\n    ]\n\n    assert lines\n\n\ndef test_other(run_solution):\n    assert True\n";
+        let (definitions, imports) = definitions_and_imports(answer);
+        assert_eq!(imports, ["import json"]);
+        let names: Vec<&str> = definitions.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["test_main", "test_other"]);
+        assert_eq!(
+            definitions[0].1,
+            "@pytest.mark.slow\ndef test_main(run_solution, tmp_path):\n    lines = [\n        'a',\n    ]\n\n    assert lines"
+        );
     }
 }

@@ -12,6 +12,7 @@ use crate::answers::{
     CodeAnswer, CodeEditsAnswer, DiagnosisAnswer, ReplacementAnswer, SystemReplacementAnswer,
     TestPatchesAnswer, TestsAnswer, fenced_block, fenced_blocks, strip_code_fence,
 };
+use crate::merge::definitions_and_imports;
 use crate::prompt::{Plan, TaskView, render};
 use crate::session::{Diagnosis, Event, Usage};
 use crate::splice::FunctionPatch;
@@ -321,6 +322,33 @@ impl Steps<'_> {
             imports: Vec::new(),
             usage: Usage::default(),
         };
+        if self.task.code_in_fences {
+            // The 1.5B model answered the JSON form with the script's functions; in a code
+            // block that starts from the test's own `def` line it writes test functions.
+            return match self
+                .ask_fenced_blocks(
+                    "fix_tests",
+                    "loop/fix_tests.j2",
+                    context,
+                    &CallParams::default(),
+                )
+                .await
+            {
+                Ok(Some((blocks, usage))) => {
+                    let (functions, imports) = definitions_and_imports(&blocks.join("\n\n"));
+                    Ok(Event::TestsPatched {
+                        functions: functions
+                            .into_iter()
+                            .map(|(name, source)| FunctionPatch { name, source })
+                            .collect(),
+                        imports,
+                        usage,
+                    })
+                }
+                Ok(None) => Ok(nothing()),
+                Err(err) => degrade(err, "fix_tests").map(|()| nothing()),
+            };
+        }
         let text = render(self.prompts, "loop/fix_tests.j2", self.task, context)?;
         if self.repeats("fix_tests", &text, &CallParams::default()) {
             return Ok(nothing());

@@ -727,6 +727,47 @@ async fn a_wrong_test_is_fixed_by_a_test_patch() {
 }
 
 #[tokio::test]
+async fn a_fenced_test_fix_is_taken_from_its_code_block() {
+    let fenced = |text: &str| format!("The expected total is wrong.\n\n```python\n{text}```\n");
+    // First the script's function (what the 1.5B model wrote), then the test.
+    let script_function = "def compute(path):\n    return 25.5\n";
+    let fixed = "import math\n\n\ndef test_total_is_revenue(run_solution):\n    result = run_solution()\n    assert math.isclose(result.outputs[\"total\"], 25.5)\n";
+    let f = fixture(vec![
+        plan(),
+        Entry::step("code", Reply::Text(fenced(&script(GOOD)))),
+        Entry::step("tests", Reply::Text(fenced(&tests("26.0")))),
+        diagnosis("test_error", &[]),
+        Entry::step("fix_tests", Reply::Text(fenced(script_function))),
+        Entry::step("fix_tests", Reply::Text(fenced(fixed))),
+    ])
+    .await;
+    let result = f.generate_fenced().await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(
+        f.steps(),
+        [
+            "plan",
+            "code",
+            "tests",
+            "diagnose",
+            "fix_tests",
+            "fix_tests"
+        ]
+    );
+    f.assert_request_says(4, "def test_total_is_revenue(run_solution):");
+    f.assert_request_says(5, "there is no test function `compute` in the file");
+    assert!(f.server.requests()[4].body.get("response_format").is_none());
+    assert!(
+        result.tests.contains("math.isclose(result.outputs")
+            && result.tests.contains("import math")
+            && result.tests.contains("test_missing_file_fails"),
+        "{}",
+        result.tests
+    );
+    assert_eq!(result.solution, script(GOOD), "the code was not touched");
+}
+
+#[tokio::test]
 async fn a_persisting_wrong_diagnosis_is_reclassified_to_the_code_fixer() {
     // The model blames the test twice; the test fix changes nothing that matters.
     let same = "def test_total_is_revenue(run_solution):\n    result = run_solution()\n    assert result.returncode == 0\n    assert result.outputs[\"total\"] == pytest.approx(25.5)\n";

@@ -164,6 +164,24 @@ fn code_in_fences_asks_for_code_blocks_not_json() {
         "{fix}"
     );
     assert!(!fix.contains("Answer with JSON"));
+    let failure = json!({
+        "test_id": "test_solution.py::test_total",
+        "kind": "test_error",
+        "evidence": "the test expects 7 where its rows give 6",
+        "fix": "compute the expected total from the rows",
+        "output": "E   assert 6.0 == 7",
+        "source": "@pytest.mark.slow\ndef test_total(run_solution, tmp_path):\n    assert run_solution({}).outputs['total'] == 7\n",
+        "reclassified": false,
+    });
+    let fix_tests = render(
+        &prompts,
+        "loop/fix_tests.j2",
+        &view,
+        json!({"failures": [failure], "rejected": []}),
+    )
+    .unwrap();
+    assert!(!fix_tests.contains("Answer with JSON"), "{fix_tests}");
+    insta::assert_snapshot!("fix_tests_fenced", fix_tests);
 }
 
 #[test]
