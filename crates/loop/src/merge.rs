@@ -7,7 +7,7 @@
 //! Small models copy a 60-line script unchanged more readily than they rewrite one function of
 //! it; a short answer about the function at fault is also cheaper to generate.
 
-use crate::splice::{add_imports, block_end, indentation, is_blank, logical_lines};
+use crate::splice::{FunctionPatch, add_imports, block_end, indentation, is_blank, logical_lines};
 
 /// What a top-level piece of a Python file is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,16 +67,16 @@ pub(crate) fn merge_into_script(script: &str, answer: &str) -> Result<String, St
     Ok(add_imports(&merged, &imports))
 }
 
-/// The top-level functions and classes of `answer` as (name, source), and its import lines: a
-/// test fix given as a code block rather than as JSON.
-pub(crate) fn definitions_and_imports(answer: &str) -> (Vec<(String, String)>, Vec<String>) {
+/// The top-level functions and classes of `answer`, and its import lines: a test fix given as
+/// a code block rather than as JSON.
+pub(crate) fn definitions_and_imports(answer: &str) -> (Vec<FunctionPatch>, Vec<String>) {
     let lines: Vec<&str> = answer.split_inclusive('\n').collect();
     let mut definitions = Vec::new();
     let mut imports = Vec::new();
     for piece in pieces(&lines) {
         let text = lines[piece.start..piece.end].concat().trim_end().to_owned();
         match piece.kind {
-            Kind::Definition(name) => definitions.push((name, text)),
+            Kind::Definition(name) => definitions.push(FunctionPatch { name, source: text }),
             Kind::Import => imports.push(text),
             Kind::Main | Kind::Assignment(_) | Kind::Other => {}
         }
@@ -254,10 +254,10 @@ if __name__ == "__main__":
         let answer = "import json\n\n\n@pytest.mark.slow\ndef test_main(run_solution, tmp_path):\n    lines = [\n        'a',\n    ]\n\n    assert lines\n\n\ndef test_other(run_solution):\n    assert True\n";
         let (definitions, imports) = definitions_and_imports(answer);
         assert_eq!(imports, ["import json"]);
-        let names: Vec<&str> = definitions.iter().map(|(n, _)| n.as_str()).collect();
+        let names: Vec<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["test_main", "test_other"]);
         assert_eq!(
-            definitions[0].1,
+            definitions[0].source,
             "@pytest.mark.slow\ndef test_main(run_solution, tmp_path):\n    lines = [\n        'a',\n    ]\n\n    assert lines"
         );
     }

@@ -337,10 +337,7 @@ impl Steps<'_> {
                 Ok(Some((blocks, usage))) => {
                     let (functions, imports) = definitions_and_imports(&blocks.join("\n\n"));
                     Ok(Event::TestsPatched {
-                        functions: functions
-                            .into_iter()
-                            .map(|(name, source)| FunctionPatch { name, source })
-                            .collect(),
+                        functions,
                         imports,
                         usage,
                     })
