@@ -15,7 +15,7 @@ use autocoder_profile::{Profile, ProfileOptions, SchemaOptions, profile_path};
 use autocoder_schema::{DataType, TableSchema, render_pandera};
 
 use crate::LoopError;
-use crate::output_rules::about_an_output;
+use crate::output_rules::{RowKey, SampleColumns, about_an_output, one_row_per};
 use crate::prompt::{CheckView, DatasetView, RuleView};
 use crate::request::{Contract, Output};
 use crate::test_rows::{ShownValues, test_rows};
@@ -36,6 +36,8 @@ pub struct DataContext {
     pub schemas: BTreeMap<String, String>,
     /// Every rule's outcome, in the order given.
     pub outcomes: Vec<Outcome>,
+    /// Rules saying a CSV output has one row per key, which the harness checks.
+    pub row_keys: Vec<RowKey>,
 }
 
 impl DataContext {
@@ -154,14 +156,8 @@ pub async fn build(
         });
     }
     let read = read_rules(rules, &tables, &contract.outputs, client).await;
-    for (outcome, _) in &read {
-        if let Outcome::Unapplied { rule, reason } = outcome {
-            context.rules.push(RuleView {
-                text: rule.clone(),
-                reason: (!tables.is_empty()).then(|| reason.clone()),
-            });
-        }
-    }
+    (context.rules, context.row_keys) =
+        rules_left_as_text(&read, &tables, &context.datasets, &contract.outputs);
     let mut shown = ShownValues::new();
     for (table_index, table) in tables.iter_mut().enumerate() {
         let mut mine: Vec<Outcome> = read
@@ -197,6 +193,51 @@ pub async fn build(
     }
     context.outcomes = read.into_iter().map(|(outcome, _)| outcome).collect();
     Ok(context)
+}
+
+/// The rules that stay text, each with its reason (none without a tabular sample: there was
+/// nothing to check it against), and the "one row per key" rules among them.
+fn rules_left_as_text(
+    read: &[(Outcome, Option<usize>)],
+    tables: &[Tabular],
+    datasets: &[DatasetView],
+    outputs: &[Output],
+) -> (Vec<RuleView>, Vec<RowKey>) {
+    let samples: Vec<SampleColumns<'_>> = tables
+        .iter()
+        .map(|table| SampleColumns {
+            name: &datasets[table.index].name,
+            mount: &datasets[table.index].path,
+            columns: table
+                .schema
+                .columns
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect(),
+        })
+        .collect();
+    let mut row_keys = Vec::new();
+    let mut unapplied = Vec::new();
+    for (outcome, _) in read {
+        if let Outcome::Unapplied { rule, reason } = outcome {
+            let key = one_row_per(rule, outputs, &samples);
+            let reason = match &key {
+                Some(key) => format!(
+                    "it is about the output `{}`, and the harness checks it: run on the samples, \
+                     the script must write each `{}` value of `{}` exactly once in `{}`, under a \
+                     `{}` header",
+                    key.output, key.column, key.sample, key.output, key.column
+                ),
+                None => reason.clone(),
+            };
+            row_keys.extend(key);
+            unapplied.push(RuleView {
+                text: rule.clone(),
+                reason: (!tables.is_empty()).then_some(reason),
+            });
+        }
+    }
+    (unapplied, row_keys)
 }
 
 /// Reads every rule against the tabular samples: the parser on each table, then the model (once

@@ -114,7 +114,7 @@ pub async fn generate(
         run_dir: &run_dir,
         contract: &contract,
         conftest: render_conftest(&prompts, &contract, options)?,
-        contract_test: render_contract_test(&prompts, &contract)?,
+        contract_test: render_contract_test(&prompts, &contract, &data.row_keys)?,
         env: None,
         imports: Vec::new(),
         system_packages: BTreeSet::new(),
@@ -353,17 +353,19 @@ fn render_conftest(
 
 /// The harness's own test (`test_contract.py`): the script runs on the samples with no
 /// arguments and writes every declared output with its type. Only when every input has a
-/// sample to default to (a required scalar has no value to run with).
+/// sample to default to (a required scalar has no value to run with). Each "one row per key"
+/// rule adds a test that counts the key in the sample and in the CSV written from it.
 fn render_contract_test(
     prompts: &Prompts,
     contract: &Contract,
+    row_keys: &[crate::RowKey],
 ) -> Result<Option<String>, LoopError> {
     if contract.inputs.iter().any(|i| i.mount.is_none()) {
         return Ok(None);
     }
     Ok(Some(prompts.render(
         "harness/test_contract.py.j2",
-        json!({"outputs_dir": OUTPUTS_DIR}),
+        json!({"outputs_dir": OUTPUTS_DIR, "row_keys": row_keys}),
     )?))
 }
 
@@ -1064,6 +1066,7 @@ fn task_view(options: &GenerateOptions, contract: &Contract, data: &data::DataCo
         outputs: contract.outputs.clone(),
         datasets: data.datasets.clone(),
         rules: data.rules.clone(),
+        row_keys: data.row_keys.clone(),
         code_in_fences: options.code_in_fences,
     }
 }

@@ -33,3 +33,4 @@ mod test_rows;
 pub use error::LoopError;
 pub use generate::{Progress, generate};
 pub use options::{CacheMode, GenerateOptions, SandboxOptions};
+pub use output_rules::RowKey;

@@ -70,6 +70,9 @@ pub struct TaskView {
     pub datasets: Vec<DatasetView>,
     /// Rules that stay text.
     pub rules: Vec<RuleView>,
+    /// Rules saying a CSV output has one row per key (also among `rules`).
+    #[serde(default)]
+    pub row_keys: Vec<crate::RowKey>,
     /// Code and tests are answered as Markdown code blocks, not inside JSON.
     pub code_in_fences: bool,
 }

@@ -7,7 +7,8 @@
 //!   solution.py            the script
 //!   test_solution.py       its tests
 //!   conftest.py            the harness the tests use (`run_solution`)
-//!   test_contract.py       the harness's own test: runs on the samples, writes typed outputs
+//!   test_contract.py       the harness's own tests: runs on the samples, writes typed outputs,
+//!                          keeps each "one row per <column>" rule on a CSV output
 //!   requirements.txt       the environment, with resolved versions (name==version)
 //!   conversation.jsonl     every model request and response, in order
 //!   profiles/<name>.json   the profile of each sample

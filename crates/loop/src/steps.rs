@@ -485,6 +485,7 @@ mod tests {
             outputs: Vec::new(),
             datasets: Vec::new(),
             rules: Vec::new(),
+            row_keys: Vec::new(),
             code_in_fences: true,
         };
         let steps = Steps {

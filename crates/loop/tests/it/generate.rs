@@ -69,7 +69,7 @@ def test_missing_file_fails(run_solution, tmp_path):
     )
 }
 
-fn plan() -> Entry {
+pub(crate) fn plan() -> Entry {
     Entry::step(
         "plan",
         Reply::Json(
@@ -78,14 +78,14 @@ fn plan() -> Entry {
     )
 }
 
-fn code(source: &str) -> Entry {
+pub(crate) fn code(source: &str) -> Entry {
     Entry::step(
         "code",
         Reply::Json(json!({"code": source, "packages": [], "system_packages": []})),
     )
 }
 
-fn test_file(source: &str) -> Entry {
+pub(crate) fn test_file(source: &str) -> Entry {
     Entry::step("tests", Reply::Json(json!({"tests": source})))
 }
 
@@ -123,13 +123,13 @@ fn up_to_a_code_fix(fixes: Vec<Entry>) -> Vec<Entry> {
     entries
 }
 
-struct Fixture {
-    server: ScriptedServer,
-    dir: tempfile::TempDir,
+pub(crate) struct Fixture {
+    pub(crate) server: ScriptedServer,
+    pub(crate) dir: tempfile::TempDir,
     sample: PathBuf,
 }
 
-async fn fixture(entries: Vec<Entry>) -> Fixture {
+pub(crate) async fn fixture(entries: Vec<Entry>) -> Fixture {
     let server = ScriptedServer::start(Script::new(entries)).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let sample = dir.path().join("sales.csv");
@@ -159,7 +159,7 @@ impl Fixture {
         LlmClient::new_with_env(config, |_| Some("sk-scripted".to_owned())).unwrap()
     }
 
-    fn options(&self) -> GenerateOptions {
+    pub(crate) fn options(&self) -> GenerateOptions {
         GenerateOptions {
             prompt: "Total revenue (qty * price) of the sales file, written as `total`.".into(),
             samples: vec![Sample {
@@ -182,7 +182,7 @@ impl Fixture {
         }
     }
 
-    async fn generate(&self, options: &GenerateOptions) -> GenerationResult {
+    pub(crate) async fn generate(&self, options: &GenerateOptions) -> GenerationResult {
         generate(options, &self.client(), &|_| {}).await.unwrap()
     }
 
@@ -196,7 +196,7 @@ impl Fixture {
     }
 
     /// Asserts that request `index` (0-based) carries `text`, e.g. the note asking again.
-    fn assert_request_says(&self, index: usize, text: &str) {
+    pub(crate) fn assert_request_says(&self, index: usize, text: &str) {
         let body = self.server.requests()[index].body.to_string();
         assert!(
             body.contains(text),
@@ -204,7 +204,7 @@ impl Fixture {
         );
     }
 
-    fn steps(&self) -> Vec<String> {
+    pub(crate) fn steps(&self) -> Vec<String> {
         self.server
             .requests()
             .iter()

@@ -125,3 +125,113 @@ fn the_harness_runs_the_script_end_to_end_under_real_pytest() {
     );
     assert!(stdout.contains("4 passed"), "{stdout}");
 }
+
+/// Writes `report.csv` from the readings; `MODE` picks one of the ways to break the rule.
+const REPORT_SOLUTION: &str = r#"
+import argparse, csv, pathlib
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--readings", required=True)
+    args = parser.parse_args()
+    with open(args.readings, newline="") as handle:
+        sensors = sorted({row["sensor_id"] for row in csv.DictReader(handle)})
+    mode = MODE
+    rows = [["sensor_id", "n"]] + [[s, 1] for s in sensors]
+    if mode == "headerless":
+        rows = rows[1:]
+    elif mode == "repeated":
+        rows.append(rows[1])
+    elif mode == "missing":
+        rows = rows[:-1]
+    elif mode == "extra":
+        rows.append(["S9", 1])
+    with open(pathlib.Path(OUT) / "report.csv", "w", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+
+if __name__ == "__main__":
+    main()
+"#;
+
+/// Runs the harness's contract test (with a "one row per `sensor_id`" rule) against the report
+/// script in `mode`; returns pytest's stdout and whether it passed.
+fn contract_run(mode: &str) -> (String, bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = dir.path().join("outputs");
+    let sample = dir.path().join("readings.csv");
+    std::fs::write(&sample, "sensor_id,temp\nS1,1\nS2,2\nS1,3\nS3,4\n").unwrap();
+    let prompts = Prompts::embedded().unwrap();
+    let conftest = prompts
+        .render(
+            "harness/conftest.py.j2",
+            json!({
+                "outputs_dir": outputs,
+                "timeout_seconds": 60,
+                "output_types": {"report.csv": "file"},
+                "default_arguments": {"readings": sample},
+                "input_names": ["readings"],
+            }),
+        )
+        .unwrap();
+    let contract = prompts
+        .render(
+            "harness/test_contract.py.j2",
+            json!({
+                "outputs_dir": outputs,
+                "row_keys": [{
+                    "rule": "Output report must have one row per unique sensor_id",
+                    "output": "report.csv",
+                    "column": "sensor_id",
+                    "sample": "readings",
+                    "mount": sample,
+                }],
+            }),
+        )
+        .unwrap();
+    write(dir.path(), "conftest.py", &conftest);
+    write(dir.path(), "test_contract.py", &contract);
+    let solution = REPORT_SOLUTION
+        .replace("OUT", &format!("{:?}", outputs.display().to_string()))
+        .replace("MODE", &format!("{mode:?}"));
+    write(dir.path(), "solution.py", &solution);
+    #[allow(clippy::disallowed_methods)] // the real pytest is the point of this test
+    let run = Command::new(python())
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "test_contract.py",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&run.stdout).into_owned(),
+        run.status.success(),
+    )
+}
+
+#[test]
+fn the_contract_test_checks_one_row_per_key_in_the_written_csv() {
+    let (stdout, passed) = contract_run("right");
+    assert!(passed && stdout.contains("2 passed"), "{stdout}");
+    for (mode, says) in [
+        (
+            "headerless",
+            "report.csv must have a sensor_id column in its header row",
+        ),
+        (
+            "repeated",
+            "report.csv has more than one row for sensor_id ['S1']",
+        ),
+        ("missing", "report.csv has no row for sensor_id ['S3']"),
+        ("extra", "report.csv has rows for sensor_id ['S9']"),
+    ] {
+        let (stdout, passed) = contract_run(mode);
+        assert!(!passed, "{mode}: {stdout}");
+        assert!(stdout.contains("1 failed, 1 passed"), "{mode}: {stdout}");
+        assert!(stdout.contains(says), "{mode}: {stdout}");
+    }
+}

@@ -4,4 +4,5 @@
 mod generate;
 mod harness;
 mod prompts;
+mod row_keys;
 mod system_packages;

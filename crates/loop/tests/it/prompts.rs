@@ -50,6 +50,7 @@ fn task() -> TaskView {
             text: "revenue is rounded to cents".into(),
             reason: Some("not a check on one column".into()),
         }],
+        row_keys: Vec::new(),
         code_in_fences: false,
     }
 }

@@ -1,0 +1,112 @@
+//! A rule "the output has one row per <column>" is checked by the harness on the sample run,
+//! whatever the model's own tests check, and the tests prompt computes the row count from it.
+
+use autocoder_loop::GenerateOptions;
+use autocoder_loop::request::{Declaration, Sample};
+use autocoder_testkit::{Entry, Reply};
+use serde_json::json;
+
+use crate::generate::{code, fixture, plan, test_file};
+
+const READINGS: &str = "sensor_id,temp\nS1,1.5\nS2,2.0\nS1,3.5\n";
+
+/// Writes one `sensor_id,max_temp` row per sensor; `HEADER` stands for the header row.
+const REPORT_SCRIPT: &str = r#"import argparse
+import csv
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--readings", required=True)
+    args = parser.parse_args()
+    highest = {}
+    with open(args.readings, newline="") as handle:
+        for row in csv.DictReader(handle):
+            temp = float(row["temp"])
+            highest[row["sensor_id"]] = max(temp, highest.get(row["sensor_id"], temp))
+    with open("/var/outputs/report.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        HEADER
+        for sensor in sorted(highest):
+            writer.writerow([sensor, highest[sensor]])
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+const WITH_HEADER: &str = r#"writer.writerow(["sensor_id", "max_temp"])"#;
+const NO_HEADER: &str = "pass  # no header row";
+
+/// Counts rows the way the 1.5B model's tests did: a headerless report still reads back as rows.
+const WEAK_TESTS: &str = r#"import pytest
+
+
+def test_report_is_written(run_solution):
+    result = run_solution()
+    assert result.returncode == 0, result.stderr
+    assert result.outputs["report.csv"] is not None
+"#;
+
+const ROW_TEST: &str = "test_contract.py::test_report_csv_has_one_row_per_sensor_id";
+
+#[tokio::test]
+async fn a_headerless_report_fails_the_one_row_per_key_rule_and_goes_to_the_code_fixer() {
+    let diagnosis = Entry::step(
+        "diagnose",
+        Reply::Json(json!({"failures": [{
+            "test_id": ROW_TEST,
+            "kind": "test_error",
+            "evidence": "the report has rows",
+            "fix": "accept it",
+            "packages": [],
+        }]})),
+    );
+    let fix = Entry::step(
+        "fix_code",
+        Reply::Json(json!({
+            "edits": [{"find": NO_HEADER, "replace": WITH_HEADER}],
+            "packages": [],
+            "explanation": "write the header row",
+        })),
+    );
+    let f = fixture(vec![
+        plan(),
+        code(&REPORT_SCRIPT.replace("HEADER", NO_HEADER)),
+        test_file(WEAK_TESTS),
+        diagnosis,
+        fix,
+    ])
+    .await;
+    let sample = f.dir.path().join("readings.csv");
+    std::fs::write(&sample, READINGS).unwrap();
+    let options = GenerateOptions {
+        prompt: "The highest temperature of each sensor, as report.csv.".into(),
+        samples: vec![Sample {
+            name: "readings".into(),
+            path: sample,
+        }],
+        outputs: vec!["report.csv:file".parse::<Declaration>().unwrap()],
+        constraints: vec!["Output report must have one row per unique sensor_id".into()],
+        ..f.options()
+    };
+    let result = f.generate(&options).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps(), ["plan", "code", "tests", "diagnose", "fix_code"]);
+    // The model called it a test error; the harness's check cannot be fixed by a test patch.
+    assert_eq!(result.iterations[0].error_types[ROW_TEST], "logic");
+    let first_run =
+        std::fs::read_to_string(f.dir.path().join("run/iterations/1/test_output.txt")).unwrap();
+    assert!(
+        first_run.contains("report.csv must have a sensor_id column in its header row"),
+        "{first_run}"
+    );
+    // Every prompt says the rule is checked; the tests prompt gives the row count as code computed from the test's own rows.
+    f.assert_request_says(1, "the harness checks it");
+    f.assert_request_says(
+        2,
+        "expected_rows = len({r['sensor_id'] for r in readings_rows})",
+    );
+    let written = std::fs::read_to_string(f.dir.path().join("run/test_contract.py")).unwrap();
+    assert!(written.contains("def test_report_csv_has_one_row_per_sensor_id"));
+}
