@@ -92,7 +92,6 @@ fn sales_totals() {
 }
 
 #[test]
-#[ignore = "no cassette recorded yet (examples/README.md); run with --ignored once recorded"]
 fn sensor_analysis() {
     let Replayed { outputs, .. } = &replay("sensor-analysis");
     let readings = rows(&example_dir("sensor-analysis").join("readings.csv"));
