@@ -48,10 +48,33 @@ fn literal_with_numbers(value: &str) -> bool {
     number_in_quotes || collection
 }
 
+/// The name `expected_x` a line assigns to.
+static ASSIGNED: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"^\s*(expected_\w+)\s*=[^=]").ok());
+
+/// Whether `tests` builds `name` up after setting it: `+=`, an item or a method that changes it
+/// (`name['k'] = ...`, `name.append(...)`), or a second assignment. Such a start value (`0`,
+/// `0.0`) is where a loop over the test's own lines begins, not a number typed by hand.
+fn built_up(tests: &str, name: &str) -> bool {
+    let name = regex::escape(name);
+    let update = Regex::new(&format!(
+        r"\b{name}\s*(?:[-+*/]=|\[|\.\s*(?:append|update|setdefault|add|extend)\b)"
+    ));
+    let assignment = Regex::new(&format!(r"(?m)^\s*{name}\s*=[^=]"));
+    match (update, assignment) {
+        (Ok(update), Ok(assignment)) => {
+            update.is_match(tests) || assignment.find_iter(tests).count() > 1
+        }
+        _ => false,
+    }
+}
+
 /// The lines of `tests` that set an expected value, or a CSV output's row count, to a number
 /// typed by hand.
 pub(crate) fn hand_written_expectations(tests: &str) -> Vec<String> {
-    let (Some(pattern), Some(expected)) = (HAND_WRITTEN.as_ref(), EXPECTED.as_ref()) else {
+    let (Some(pattern), Some(expected), Some(assigned)) =
+        (HAND_WRITTEN.as_ref(), EXPECTED.as_ref(), ASSIGNED.as_ref())
+    else {
         return Vec::new();
     };
     tests
@@ -61,6 +84,11 @@ pub(crate) fn hand_written_expectations(tests: &str) -> Vec<String> {
                 || expected
                     .captures(line)
                     .is_some_and(|c| literal_with_numbers(&c[1]))
+        })
+        .filter(|line| {
+            assigned
+                .captures(line)
+                .is_none_or(|c| !built_up(tests, &c[1]))
         })
         .map(|line| line.trim().to_owned())
         .collect()
@@ -102,6 +130,30 @@ def test_main_result(run_solution, tmp_path):
                 "expected_error_count = '2'",
                 "expected_totals = [1.5, -2]",
             ]
+        );
+    }
+
+    #[test]
+    fn start_values_a_loop_builds_up_are_not_hand_written() {
+        let tests = "\
+def test_main_result(run_solution, tmp_path):
+    expected_error_count = 0
+    expected_error_rate = 0.0
+    expected_lines = 0
+    expected_levels = {'ERROR': 0}
+    expected_warnings = 2
+    for line in log_file_lines:
+        expected_lines += 1
+        if ' ERROR ' in line:
+            expected_error_count = expected_error_count + 1
+        expected_levels['ERROR'] = 1
+    expected_error_rate = expected_error_count / expected_lines
+    assert result.outputs['error_count'] == expected_error_count
+";
+        assert_eq!(
+            hand_written_expectations(tests),
+            ["expected_warnings = 2"],
+            "only the value nothing builds up is typed by hand"
         );
     }
 }

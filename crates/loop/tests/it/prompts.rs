@@ -519,9 +519,24 @@ fn a_text_output_described_by_a_json_schema_is_compared_parsed() {
         logged.contains("log_file.write_text('\\n'.join(log_file_lines) + '\\n')"),
         "{logged}"
     );
+    // ... in a loop over that list, from start values by type (the log tests wrote whole
+    // reports by hand).
+    for line in [
+        "    # Expected values, computed from `log_file_lines` the way the task says",
+        "    expected_summary = ''\n    expected_errors = 0\n    for line in log_file_lines:\n",
+        "    assert result.outputs['errors'] == expected_errors\n",
+    ] {
+        assert!(logged.contains(line), "{line:?} in {logged}");
+    }
+    assert!(!logged.contains("expected_errors = ...  #"), "{logged}");
+    let logged_json = render_tests(&TaskView {
+        inputs: with_log.inputs.clone(),
+        datasets: Vec::new(),
+        ..view(Some(r#"{"levels": {"<LEVEL>": <count>}}"#))
+    });
     assert!(
-        logged.contains("computed in Python from `log_file_lines`"),
-        "{logged}"
+        logged_json.contains("    expected_summary = {}\n"),
+        "{logged_json}"
     );
     for text in [None, Some("a line of text per sensor")] {
         let plain = render_tests(&view(text));
