@@ -196,6 +196,10 @@ impl Sandbox {
             "-p",
             "no:cacheprovider",
             "-q",
+            // Whole values in a failed assertion (`assert {'levels': {...}} == {...}` cut to
+            // `{'levels': {'...666}` hid from the diagnosis what the script wrote), `-q` kept.
+            "-o",
+            "verbosity_assertions=2",
             "--color=no",
             "-rN",
             "--continue-on-collection-errors",

@@ -20,6 +20,10 @@ def test_passes():
 def test_fails():
     assert add(1, 2) == 4
 
+def test_fails_on_a_report():
+    report = {"levels": {"ERROR": 2, "INFO": 1}, "components": {"db": 2, "api": 1}, "error_rate": 0.6666666666666666}
+    assert report == {"ERROR": 2, "INFO": 1}
+
 def test_errors(broken):
     pass
 
@@ -63,21 +67,33 @@ async fn report(backend: Backend) {
     };
     assert_eq!(outcome("test_passes"), Outcome::Passed);
     assert_eq!(outcome("test_fails"), Outcome::Failed);
+    assert_eq!(outcome("test_fails_on_a_report"), Outcome::Failed);
     assert_eq!(outcome("test_errors"), Outcome::Error);
     assert_eq!(outcome("test_skipped"), Outcome::Skipped);
     assert_eq!(outcome("test_xfails"), Outcome::XFailed);
     assert_eq!(outcome("test_xpasses"), Outcome::XPassed);
     assert_eq!(outcome("test_param[2]"), Outcome::Passed);
-    assert_eq!(r.tests.len(), 8);
-    let failed = r
-        .tests
-        .iter()
-        .find(|t| t.outcome == Outcome::Failed)
-        .unwrap();
+    assert_eq!(r.tests.len(), 9);
+    let message = |id: &str| {
+        r.tests
+            .iter()
+            .find(|t| t.id == format!("test_solution.py::{id}"))
+            .map(|t| t.message.clone())
+            .unwrap_or_default()
+    };
     assert!(
-        failed.message.contains("assert 3 == 4"),
+        message("test_fails").contains("assert 3 == 4"),
         "{}",
-        failed.message
+        message("test_fails")
+    );
+    // A failed comparison shows both values whole, not cut to `{'levels': {'...666}`: the
+    // diagnosis needs to see what the script wrote.
+    assert!(
+        message("test_fails_on_a_report").contains(
+            "assert {'levels': {'ERROR': 2, 'INFO': 1}, 'components': {'db': 2, 'api': 1}, 'error_rate': 0.6666666666666666} == {'ERROR': 2, 'INFO': 1}"
+        ),
+        "{}",
+        message("test_fails_on_a_report")
     );
     let errored = r
         .tests
