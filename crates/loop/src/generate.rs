@@ -1062,6 +1062,11 @@ fn task_view(options: &GenerateOptions, contract: &Contract, data: &data::DataCo
         task: options.prompt.clone(),
         system_override: options.system_prompt.clone(),
         schema_text: options.schema_text.clone(),
+        schema_keys: options
+            .schema_text
+            .as_deref()
+            .map(crate::schema_keys::top_level_keys)
+            .unwrap_or_default(),
         inputs: contract.inputs.clone(),
         outputs: contract.outputs.clone(),
         datasets: data.datasets.clone(),

@@ -23,6 +23,7 @@ mod repairs;
 pub mod request;
 pub mod run;
 pub mod rundir;
+mod schema_keys;
 pub mod session;
 mod slips;
 mod solution_imports;

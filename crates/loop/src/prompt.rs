@@ -62,6 +62,9 @@ pub struct TaskView {
     pub system_override: Option<String>,
     /// Free-form schema text from the user.
     pub schema_text: Option<String>,
+    /// The top-level keys of `schema_text`, when it is shaped like a JSON object.
+    #[serde(default)]
+    pub schema_keys: Vec<String>,
     /// The script's inputs.
     pub inputs: Vec<Input>,
     /// The script's outputs.

@@ -481,6 +481,7 @@ mod tests {
             task: "t".into(),
             system_override: None,
             schema_text: None,
+            schema_keys: Vec::new(),
             inputs: Vec::new(),
             outputs: Vec::new(),
             datasets: Vec::new(),

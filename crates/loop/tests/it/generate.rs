@@ -1123,3 +1123,26 @@ async fn answers_that_stay_unusable_end_the_run_as_a_failure_with_the_reason() {
     );
     assert!(f.dir.path().join("run/result.json").exists());
 }
+
+#[tokio::test]
+async fn a_json_schema_text_spells_the_expected_report_with_its_keys() {
+    let script = SCRIPT.replace("BUG", GOOD).replace(
+        r#"open("/var/outputs/total", "w") as handle:
+        handle.write(str(total))"#,
+        r#"open("/var/outputs/summary", "w") as handle:
+        handle.write('{"total": ' + str(total) + '}')"#,
+    );
+    let tests = "import json\n\n\ndef test_summary(run_solution):\n    result = run_solution()\n    assert json.loads(result.outputs['summary']) == {'total': 25.5}\n";
+    let f = fixture(vec![plan(), code(&script), test_file(tests)]).await;
+    let options = GenerateOptions {
+        outputs: vec!["summary:str".parse::<Declaration>().unwrap()],
+        schema_text: Some(r#"{"total": <float>, "by_region": {"<region>": <float>}}"#.into()),
+        ..f.options()
+    };
+    let result = f.generate(&options).await;
+    assert!(result.success, "{result:#?}");
+    f.assert_request_says(
+        2,
+        r#"expected_summary = {\"total\": ..., \"by_region\": ...}"#,
+    );
+}
