@@ -152,7 +152,6 @@ fn sensor_analysis() {
 }
 
 #[test]
-#[ignore = "no cassette recorded yet (examples/README.md); run with --ignored once recorded"]
 fn log_analysis() {
     let Replayed { outputs, .. } = &replay("log-analysis");
     let log = std::fs::read_to_string(example_dir("log-analysis").join("app.log")).unwrap();
