@@ -73,6 +73,16 @@ def test_a_failing_run_reports_its_exit_code(run_solution):
     assert "--strict must be true or false" in result.stderr
 "#;
 
+/// Runs the real pytest on `file` in `dir`.
+fn pytest(dir: &Path, file: &str) -> std::process::Output {
+    #[allow(clippy::disallowed_methods)] // the real pytest is the point of these tests
+    Command::new(python())
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", file])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
@@ -104,19 +114,7 @@ fn the_harness_runs_the_script_end_to_end_under_real_pytest() {
         &SOLUTION.replace("OUT", &format!("{:?}", outputs.display().to_string())),
     );
     write(dir.path(), "test_solution.py", TESTS);
-    #[allow(clippy::disallowed_methods)] // the real pytest is the point of this test
-    let run = Command::new(python())
-        .args([
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "test_solution.py",
-        ])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let run = pytest(dir.path(), "test_solution.py");
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         run.status.success(),
@@ -194,19 +192,7 @@ fn contract_run(mode: &str) -> (String, bool) {
         .replace("OUT", &format!("{:?}", outputs.display().to_string()))
         .replace("MODE", &format!("{mode:?}"));
     write(dir.path(), "solution.py", &solution);
-    #[allow(clippy::disallowed_methods)] // the real pytest is the point of this test
-    let run = Command::new(python())
-        .args([
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "test_contract.py",
-        ])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let run = pytest(dir.path(), "test_contract.py");
     (
         String::from_utf8_lossy(&run.stdout).into_owned(),
         run.status.success(),
