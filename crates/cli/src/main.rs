@@ -8,6 +8,7 @@ mod cli;
 mod commands;
 mod logging;
 mod output;
+mod signals;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();

@@ -93,8 +93,7 @@ pub async fn run(
     let spec = EnvSpec::new(&result.packages)?.with_system_packages(&result.system_packages)?;
     let env = cache.ensure(&spec).await?;
     let script = run_dir.join("solution.py");
-    let work = tempfile::tempdir()
-        .map_err(|err| LoopError::Data(format!("cannot create a temporary directory: {err}")))?;
+    let work = autocoder_sandbox::temp_dir("run")?;
     let mut spec = RunSpec::new(env, &script, work.path())?;
     spec.limits = options.sandbox.limits;
     spec.network = options.sandbox.network;

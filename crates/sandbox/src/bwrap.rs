@@ -1,5 +1,6 @@
-//! The bubblewrap command line: a read-only system, fresh `/tmp`, the contract's directories,
-//! new namespaces, a cleared environment, then the limits wrapper.
+//! The bubblewrap command line: a read-only system, sized scratch file systems (`/tmp`, the work
+//! directory), the contract's directories, new namespaces, the seccomp filter, a cleared
+//! environment, then the limits wrapper.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -17,12 +18,17 @@ pub(crate) struct Mount {
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
     pub(crate) mounts: Vec<Mount>,
+    /// Writable tmpfs mounts and their sizes in bytes (made before `mounts`, which may lie
+    /// inside them).
+    pub(crate) scratch: Vec<(PathBuf, u64)>,
     pub(crate) chdir: PathBuf,
     pub(crate) env: Vec<(String, String)>,
     pub(crate) network: bool,
     /// When we are root: the unprivileged uid the command is switched to (`RLIMIT_NPROC` does
     /// not apply to root, so a fork bomb would not be contained otherwise).
     pub(crate) run_as: Option<u32>,
+    /// The descriptor bubblewrap reads the seccomp program from (and closes).
+    pub(crate) seccomp_fd: Option<std::os::fd::RawFd>,
 }
 
 const SYSTEM_DIRS: &[&str] = &["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
@@ -48,28 +54,33 @@ pub(crate) fn args(plan: &Plan) -> Vec<OsString> {
         &"--dev",
         &"/dev",
     ]);
-    push(&[&"--perms", &"1777", &"--tmpfs", &"/tmp"]);
     // Directories bubblewrap creates for mount points are 0700 unless told otherwise; an
     // unprivileged uid must be able to walk through them.
-    let mut made: BTreeSet<PathBuf> = ["/", "/usr", "/etc", "/proc", "/dev", "/tmp"]
+    let mut made: BTreeSet<PathBuf> = ["/", "/usr", "/etc", "/proc", "/dev"]
         .iter()
         .map(PathBuf::from)
         .collect();
+    for (dest, size) in &plan.scratch {
+        for anc in parents(dest) {
+            if made.insert(anc.to_path_buf()) {
+                push(&[&"--perms", &"0755", &"--dir", &anc]);
+            }
+        }
+        made.insert(dest.clone());
+        push(&[
+            &"--perms",
+            &"1777",
+            &"--size",
+            &size.to_string(),
+            &"--tmpfs",
+            dest,
+        ]);
+    }
     for m in &plan.mounts {
         if m.dest.starts_with("/usr") && !m.writable {
             continue;
         }
-        for anc in m
-            .dest
-            .ancestors()
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .skip(1)
-        {
-            if anc == m.dest {
-                break;
-            }
+        for anc in parents(&m.dest) {
             if made.insert(anc.to_path_buf()) && !under_bound(anc, plan) {
                 push(&[&"--perms", &"0755", &"--dir", &anc]);
             }
@@ -95,6 +106,9 @@ pub(crate) fn args(plan: &Plan) -> Vec<OsString> {
     } else {
         push(&[&"--unshare-user"]);
     }
+    if let Some(fd) = plan.seccomp_fd {
+        push(&[&"--seccomp", &fd.to_string()]);
+    }
     push(&[
         &"--hostname",
         &"sandbox",
@@ -107,6 +121,14 @@ pub(crate) fn args(plan: &Plan) -> Vec<OsString> {
     }
     push(&[&"--"]);
     a
+}
+
+/// The ancestors of `dest` below `/`, outermost first (not `dest` itself).
+fn parents(dest: &Path) -> Vec<&Path> {
+    let mut all: Vec<&Path> = dest.ancestors().skip(1).collect();
+    all.pop(); // `/`
+    all.reverse();
+    all
 }
 
 /// Whether `dir` lies inside an earlier mount (then bubblewrap must not create it).
@@ -153,10 +175,12 @@ mod tests {
                 dest: "/root/.pyenv/v".into(),
                 writable: false,
             }],
+            scratch: vec![("/tmp".into(), 1 << 20), ("/var/work".into(), 2 << 20)],
             chdir: "/tmp".into(),
             env: vec![("HOME".into(), "/tmp".into())],
             network: false,
             run_as: Some(200_000),
+            seccomp_fd: Some(5),
         };
         let text: Vec<String> = args(&plan)
             .iter()
@@ -165,6 +189,8 @@ mod tests {
         let joined = text.join(" ");
         assert!(joined.contains("--perms 0755 --dir /root --perms 0755 --dir /root/.pyenv --ro-bind /root/.pyenv/v /root/.pyenv/v"), "{joined}");
         assert!(joined.contains("--unshare-net"));
+        assert!(joined.contains("--perms 1777 --size 1048576 --tmpfs /tmp --perms 0755 --dir /var --perms 1777 --size 2097152 --tmpfs /var/work"), "{joined}");
+        assert!(joined.contains("--seccomp 5"), "{joined}");
         assert!(joined.contains("--clearenv --setenv HOME /tmp --"));
         assert!(!joined.contains("--unshare-user"));
     }

@@ -1,6 +1,8 @@
 //! The Docker backend over the engine's API (bollard): a locally built Debian base image (the
-//! environment images of `docker_image` build on it), one short-lived container per run with no network, a read-only root, memory/pids/ulimits, the same
-//! `/var/inputs` / `/var/outputs` contract, and removal on every path (exit, timeout, drop).
+//! environment images of `docker_image` build on it), one short-lived container per run with no
+//! network, a read-only root, sized scratch file systems, memory/pids/ulimits, autocoder's
+//! seccomp profile, typed bind mounts, the same `/var/inputs` / `/var/outputs` contract, and
+//! removal on every path (exit, timeout, drop, and `cleanup::shutdown` after a signal).
 
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
@@ -10,7 +12,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, ResourcesUlimits};
+use bollard::models::{
+    ContainerCreateBody, HostConfig, HostConfigLogConfig, Mount as DockerMount, MountTypeEnum,
+    ResourcesUlimits,
+};
 use bollard::query_parameters::{
     CreateContainerOptions, CreateImageOptions, LogsOptions, RemoveContainerOptions,
 };
@@ -215,6 +220,7 @@ pub(crate) struct Remover {
 impl Remover {
     /// Arms removal of the container `name`.
     pub(crate) fn new(docker: &Docker, name: &str) -> Self {
+        crate::cleanup::track_container(name);
         Self {
             docker: docker.clone(),
             name: name.to_owned(),
@@ -250,7 +256,7 @@ pub(crate) async fn remove(docker: &Docker, name: &str) {
         Ok(())
         | Err(bollard::errors::Error::DockerResponseServerError {
             status_code: 404, ..
-        }) => {}
+        }) => crate::cleanup::untrack_container(name),
         Err(e) => {
             tracing::warn!(container = name, error = %e, "could not remove the container");
         }
@@ -263,9 +269,9 @@ pub(crate) const PID_LABEL: &str = "autocoder.pid";
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
-/// Removes containers left by autocoder processes that no longer exist (killed before their
-/// cleanup could run), so no run leaves an orphan behind for long.
-async fn reap_orphans(docker: &Docker) {
+/// Every container autocoder made (labelled [`SANDBOX_LABEL`]): its id and the pid of the
+/// process that made it.
+pub(crate) async fn labelled_containers(docker: &Docker) -> Vec<(String, Option<u32>)> {
     let options = bollard::query_parameters::ListContainersOptions {
         all: true,
         filters: Some(HashMap::from([(
@@ -275,12 +281,27 @@ async fn reap_orphans(docker: &Docker) {
         ..Default::default()
     };
     let Ok(containers) = docker.list_containers(Some(options)).await else {
-        return;
+        return Vec::new();
     };
-    for c in containers {
-        let pid = c.labels.as_ref().and_then(|l| l.get(PID_LABEL)).cloned();
-        let alive = pid.is_some_and(|p| Path::new("/proc").join(p).exists());
-        if let (false, Some(id)) = (alive, c.id) {
+    containers
+        .into_iter()
+        .filter_map(|c| {
+            let pid = c
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(PID_LABEL))
+                .and_then(|p| p.parse().ok());
+            Some((c.id?, pid))
+        })
+        .collect()
+}
+
+/// Removes containers left by autocoder processes that no longer exist (killed before their
+/// cleanup could run), so no run leaves an orphan behind for long.
+async fn reap_orphans(docker: &Docker) {
+    for (id, pid) in labelled_containers(docker).await {
+        let alive = pid.is_some_and(|p| Path::new("/proc").join(p.to_string()).exists());
+        if !alive {
             tracing::info!(container = %id, "removing a container orphaned by a dead autocoder process");
             remove(docker, &id).await;
         }
@@ -298,29 +319,31 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
             hard: Some(v),
         }
     };
+    // Typed mounts: a path may hold any character, `:` included.
+    let mounts = run
+        .mounts
+        .iter()
+        .map(|m| DockerMount {
+            typ: Some(MountTypeEnum::BIND),
+            source: Some(m.host.display().to_string()),
+            target: Some(m.dest.display().to_string()),
+            read_only: Some(!m.writable),
+            ..Default::default()
+        })
+        .collect();
+    let scratch = format!("rw,exec,nosuid,nodev,size={},mode=1777", l.scratch_bytes);
     let host_config = HostConfig {
-        binds: Some(
-            run.mounts
-                .iter()
-                .map(|m| {
-                    format!(
-                        "{}:{}:{}",
-                        m.host.display(),
-                        m.dest.display(),
-                        if m.writable { "rw" } else { "ro" }
-                    )
-                })
-                .collect(),
-        ),
+        mounts: Some(mounts),
         memory: i64::try_from(l.memory_bytes).ok(),
         memory_swap: i64::try_from(l.memory_bytes).ok(),
         pids_limit: i64::try_from(l.processes).ok(),
         nano_cpus: Some(i64::from(l.cpu_millis) * 1_000_000),
         readonly_rootfs: Some(true),
-        tmpfs: Some(HashMap::from([(
-            "/tmp".to_owned(),
-            "rw,nosuid,nodev,size=1g,mode=1777".to_owned(),
-        )])),
+        // Sized scratch file systems; the engine mounts them before the binds inside them.
+        tmpfs: Some(HashMap::from([
+            ("/tmp".to_owned(), scratch.clone()),
+            (crate::sandbox::WORK_DIR.to_owned(), scratch),
+        ])),
         ulimits: Some(vec![
             ulimit("cpu", l.cpu_seconds),
             ulimit("nofile", l.open_files),
@@ -328,7 +351,10 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
             ulimit("core", 0),
         ]),
         cap_drop: Some(vec!["ALL".into()]),
-        security_opt: Some(vec!["no-new-privileges".into()]),
+        security_opt: Some(vec![
+            "no-new-privileges".into(),
+            format!("seccomp={}", crate::seccomp::docker_profile(run.network)),
+        ]),
         network_mode: Some(if run.network {
             "bridge".into()
         } else {

@@ -3,8 +3,10 @@
 //! layer `autocoder/sys:<hash>` when the environment asks for Debian packages; shared by every
 //! environment on that interpreter and layer), the environment into [`docker_image_for`] (on the
 //! interpreter's image).
-//! Both keep the host paths, so the virtual environment's links and `pyvenv.cfg` stay valid and
-//! runs need no mount of the environment.
+//! Both sit at fixed paths in the image, whatever their host paths: the interpreter at
+//! `/opt/autocoder/python`, the environment (a relocatable venv) at `/opt/autocoder/venv`, its
+//! links into the interpreter and its `pyvenv.cfg` rewritten to match. So an environment cache
+//! under `/tmp`, `/var` or a home directory works, and runs need no mount of the environment.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -75,6 +77,30 @@ fn python_image_for(env: &Env, below: Option<&str>) -> String {
 /// Labels recording what an image was built from; a mismatch means rebuild.
 pub(crate) const FROM_LABEL: &str = "autocoder.from";
 const PATH_LABEL: &str = "autocoder.path";
+/// How the image lays files out (images of the older host-path layout are rebuilt).
+const LAYOUT_LABEL: &str = "autocoder.layout";
+const LAYOUT: &str = "fixed-paths-1";
+
+/// Where an environment image holds the interpreter's installation.
+pub(crate) const PYTHON_HOME: &str = "/opt/autocoder/python";
+/// Where an environment image holds the virtual environment.
+pub(crate) const VENV: &str = "/opt/autocoder/venv";
+
+/// The environment's interpreter inside its image.
+pub(crate) fn in_image_python() -> PathBuf {
+    Path::new(VENV).join("bin/python")
+}
+
+/// The environment's `bin` directory inside its image.
+pub(crate) fn in_image_bin() -> PathBuf {
+    Path::new(VENV).join("bin")
+}
+
+/// `LD_LIBRARY_PATH` for the moved interpreter: a `--enable-shared` build finds `libpython` by an
+/// absolute run path into its host prefix, which the image does not have.
+pub(crate) fn library_path_var() -> (String, String) {
+    ("LD_LIBRARY_PATH".to_owned(), format!("{PYTHON_HOME}/lib"))
+}
 
 /// Makes sure the environment's image exists (building the base, system package and interpreter
 /// images first when needed) and returns it.
@@ -83,9 +109,7 @@ pub(crate) async fn ensure_env_image(
     cfg: &DockerConfig,
     env: &Env,
 ) -> Result<DockerImage, SandboxError> {
-    for p in [&env.root, &env.base_prefix] {
-        refuse_hidden_path(p)?;
-    }
+    refuse_system_interpreter(&env.base_prefix)?;
     docker::ensure_base_image(docker, cfg).await?;
     let sys = crate::system::ensure_sys_image(docker, cfg, &env.system_packages).await?;
     let below = sys.as_ref().map(|s| s.tag.as_str());
@@ -94,17 +118,31 @@ pub(crate) async fn ensure_env_image(
         cfg,
         below.unwrap_or(&cfg.base_image),
         &python_image_for(env, below),
-        &env.base_prefix,
-        &interpreter_excludes(env),
+        &Copy {
+            from: &env.base_prefix,
+            to: Path::new(PYTHON_HOME),
+            links: vec![(env.base_prefix.as_path(), Path::new(PYTHON_HOME))],
+            excludes: interpreter_excludes(env),
+            config: None,
+        },
     )
     .await?;
+    let config = venv_config(env)?;
     ensure_layer(
         docker,
         cfg,
         &python.tag,
         &docker_image_for(env),
-        &env.root,
-        &[],
+        &Copy {
+            from: &env.root,
+            to: Path::new(VENV),
+            links: vec![
+                (env.root.as_path(), Path::new(VENV)),
+                (env.base_prefix.as_path(), Path::new(PYTHON_HOME)),
+            ],
+            excludes: Vec::new(),
+            config: Some(config),
+        },
     )
     .await
 }
@@ -122,30 +160,48 @@ fn interpreter_excludes(env: &Env) -> Vec<PathBuf> {
     vec![lib.join("site-packages").join("*"), lib.join("test")]
 }
 
-/// Paths the container covers with its own mounts (`/tmp` is a tmpfs, `/var/...` the contract's
-/// directories) cannot hold an environment.
-fn refuse_hidden_path(p: &Path) -> Result<(), SandboxError> {
-    let hidden = [
-        "/tmp",
-        "/var/work",
-        "/var/inputs",
-        "/var/outputs",
-        "/var/task",
-        "/proc",
-        "/dev",
-        "/sys",
-    ];
-    if p.starts_with("/usr") || hidden.iter().any(|h| p.starts_with(h)) {
+/// A system interpreter's files are spread over `/usr` (shared with everything else); the image
+/// needs an installation of its own (pyenv, uv python, a prefix build).
+fn refuse_system_interpreter(p: &Path) -> Result<(), SandboxError> {
+    if p.starts_with("/usr") || p == Path::new("/") {
         return Err(SandboxError::BackendUnavailable {
             backend: "docker",
             reason: format!(
-                "the environment or its interpreter lives under {}, a path the container's own file system or mounts cover; keep the environment cache ({}) and the interpreter (pyenv, uv python) outside /usr, /tmp and the sandbox's /var directories",
+                "the interpreter's installation is {}, part of the system; the Docker backend copies the interpreter into its image, so use one installed in a directory of its own (pyenv, `uv python install`) and point {} at it",
                 p.display(),
-                crate::CACHE_DIR_ENV_VAR
+                crate::PYTHON_ENV_VAR
             ),
         });
     }
     Ok(())
+}
+
+/// The environment's `pyvenv.cfg` with the host paths of the interpreter and the environment
+/// replaced by their places in the image.
+fn venv_config(env: &Env) -> Result<String, SandboxError> {
+    let path = env.root.join("pyvenv.cfg");
+    let text = std::fs::read_to_string(&path).map_err(SandboxError::io("reading", &path))?;
+    let (base, root) = (
+        env.base_prefix.display().to_string(),
+        env.root.display().to_string(),
+    );
+    Ok(text
+        .lines()
+        .map(|line| line.replace(&root, VENV).replace(&base, PYTHON_HOME))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n")
+}
+
+/// A host directory copied into an image at another path.
+struct Copy<'a> {
+    from: &'a Path,
+    to: &'a Path,
+    /// Absolute link targets to rewrite: (host prefix, prefix in the image).
+    links: Vec<(&'a Path, &'a Path)>,
+    excludes: Vec<PathBuf>,
+    /// A `pyvenv.cfg` to put in place of the copied one.
+    config: Option<String>,
 }
 
 /// `tag` = `from` plus a copy of the host directory `path` at the same place, built once (under a
@@ -155,15 +211,16 @@ async fn ensure_layer(
     cfg: &DockerConfig,
     from: &str,
     tag: &str,
-    path: &Path,
-    excludes: &[PathBuf],
+    copy: &Copy<'_>,
 ) -> Result<DockerImage, SandboxError> {
+    let path = copy.from;
     let from_id = image_id(docker, from)
         .await
         .ok_or_else(|| docker::unavailable(format!("the image {from} disappeared")))?;
     let want = HashMap::from([
         (FROM_LABEL.to_owned(), from_id),
         (PATH_LABEL.to_owned(), path.display().to_string()),
+        (LAYOUT_LABEL.to_owned(), LAYOUT.to_owned()),
     ]);
     if let Some(image) = reusable(docker, tag, &want).await {
         return Ok(image);
@@ -174,7 +231,7 @@ async fn ensure_layer(
     }
     let stale = image_id(docker, tag).await;
     tracing::info!(image = tag, from, path = %path.display(), "building a Docker image");
-    let tar_file = pack(cfg, &slug, path, excludes).await?;
+    let tar_file = pack(cfg, &slug, copy).await?;
     let id = commit_copy(docker, from, tag, &slug, tar_file.path(), want).await?;
     tracing::info!(image = tag, %id, "Docker image built");
     if let Some(old) = stale.filter(|old| *old != id) {
@@ -286,39 +343,94 @@ pub(crate) async fn commit(
         .map_err(|e| docker::unavailable(format!("committing the image {tag} failed: {e}")))
 }
 
-/// A tar of the host directory `path` (minus `excludes`), owned by root and readable by all.
+/// A tar of `copy.from` (minus its excludes) at `copy.to`, owned by root and readable by all,
+/// absolute links rewritten, with `copy.config` as its `pyvenv.cfg`.
 async fn pack(
     cfg: &DockerConfig,
     slug: &str,
-    path: &Path,
-    excludes: &[PathBuf],
+    copy: &Copy<'_>,
 ) -> Result<tempfile::NamedTempFile, SandboxError> {
     let tar_file = tempfile::Builder::new()
         .prefix(&format!(".{slug}-"))
         .suffix(".tar")
         .tempfile_in(&cfg.rootfs_cache)
         .map_err(SandboxError::io("creating a file in", &cfg.rootfs_cache))?;
-    let relative = path
-        .strip_prefix("/")
-        .map_err(|_| docker::unavailable(format!("{} is not absolute", path.display())))?;
+    let relative = |p: &Path| -> Result<PathBuf, SandboxError> {
+        p.strip_prefix("/")
+            .map(Path::to_path_buf)
+            .map_err(|_| docker::unavailable(format!("{} is not absolute", p.display())))
+    };
+    let (from, to) = (relative(copy.from)?, relative(copy.to)?);
+    let owned = ["--numeric-owner", "--owner=0", "--group=0", "--mode=a+rX"];
     let mut cmd = exec::command("tar");
-    cmd.args([
-        "-C",
-        "/",
-        "--numeric-owner",
-        "--owner=0",
-        "--group=0",
-        "--mode=a+rX",
-    ]);
-    for e in excludes {
+    cmd.args(["-C", "/"]).args(owned);
+    // Member names (and hard link targets) move from `from` to `to`; absolute symbolic link
+    // targets into the copied trees move to their places in the image.
+    cmd.arg(format!(
+        "--transform=s|^{}|{}|rh",
+        sed_escape(&from.display().to_string()),
+        sed_replacement(&to.display().to_string())
+    ));
+    for (host, image) in &copy.links {
+        cmd.arg(format!(
+            "--transform=s|^{}|{}|s",
+            sed_escape(&host.display().to_string()),
+            sed_replacement(&image.display().to_string())
+        ));
+    }
+    for e in &copy.excludes {
         cmd.arg(format!(
             "--exclude={}",
             e.strip_prefix("/").unwrap_or(e).display()
         ));
     }
-    cmd.arg("-cf").arg(tar_file.path()).arg(relative);
+    cmd.arg("-cf").arg(tar_file.path()).arg(&from);
     docker::step(cmd, "packing the environment with tar").await?;
+    if let Some(config) = &copy.config {
+        // Appended after the copied `pyvenv.cfg`, which the engine's extraction replaces.
+        let fix = tempfile::tempdir_in(&cfg.rootfs_cache).map_err(SandboxError::io(
+            "creating a directory in",
+            &cfg.rootfs_cache,
+        ))?;
+        let file = fix.path().join(&to).join("pyvenv.cfg");
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent).map_err(SandboxError::io("creating", parent))?;
+        }
+        std::fs::write(&file, config).map_err(SandboxError::io("writing", &file))?;
+        let mut cmd = exec::command("tar");
+        cmd.arg("-C")
+            .arg(fix.path())
+            .args(owned)
+            .arg("-rf")
+            .arg(tar_file.path())
+            .arg(to.join("pyvenv.cfg"));
+        docker::step(cmd, "adding pyvenv.cfg with tar").await?;
+    }
     Ok(tar_file)
+}
+
+/// `text` as the literal replacement of a GNU tar `--transform` delimited by `|`.
+fn sed_replacement(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '|' | '&') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `text` as a literal regular expression in a GNU tar `--transform` delimited by `|`.
+fn sed_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '|' | '.' | '[' | ']' | '*' | '^' | '$' | '&') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 pub(crate) async fn image_id(docker: &Docker, tag: &str) -> Option<String> {
@@ -409,10 +521,15 @@ mod tests {
     }
 
     #[test]
-    fn paths_the_container_covers_are_refused() {
-        for p in ["/tmp/envs/x", "/usr/lib/python3", "/var/work/env"] {
-            assert!(refuse_hidden_path(Path::new(p)).is_err(), "{p}");
+    fn only_a_system_interpreter_is_refused() {
+        assert!(refuse_system_interpreter(Path::new("/usr")).is_err());
+        for p in [
+            "/tmp/python",
+            "/var/work/env",
+            "/root/.pyenv/versions/3.11.7",
+        ] {
+            assert!(refuse_system_interpreter(Path::new(p)).is_ok(), "{p}");
         }
-        assert!(refuse_hidden_path(Path::new("/root/.cache/autocoder/envs/x")).is_ok());
+        assert_eq!(sed_escape("/a.b|c[d]"), "/a\\.b\\|c\\[d\\]");
     }
 }

@@ -21,7 +21,9 @@ pub struct Finding {
     pub detail: String,
 }
 
-/// Checks the interpreter, uv and every backend (bubblewrap with a real namespaced start).
+/// Checks the interpreter, uv, every backend (bubblewrap with a real namespaced start under the
+/// seccomp filter), whether runs get a cgroup for whole-run limits, and what dead autocoder
+/// processes left behind.
 pub async fn doctor() -> Vec<Finding> {
     let mut found = Vec::new();
     let python = PythonSpec::Default.command();
@@ -54,7 +56,10 @@ pub async fn doctor() -> Vec<Finding> {
             _ => Sandbox::new(backend).check_ready().await,
         };
         let detail = match (&result, backend) {
-            (Ok(()), Backend::Bwrap) => "works: new pid, net, ipc and uts namespaces".to_owned(),
+            (Ok(()), Backend::Bwrap) => format!(
+                "works: new pid, net, ipc and uts namespaces; seccomp denies {} calls",
+                crate::seccomp::denied_calls().len()
+            ),
             (Ok(()), Backend::Docker) => {
                 "engine answers; the base image is built on first use".to_owned()
             }
@@ -70,14 +75,84 @@ pub async fn doctor() -> Vec<Finding> {
             detail,
         });
     }
+    found.push(cgroup_finding().await);
+    let left = crate::cleanup::leftovers().await;
+    found.push(Finding {
+        name: "leftovers".into(),
+        ok: left.is_empty(),
+        detail: if left.is_empty() {
+            "none".into()
+        } else {
+            let items: Vec<String> = left
+                .iter()
+                .map(|l| format!("{} {} (pid {})", l.kind, l.name, l.pid))
+                .collect();
+            format!(
+                "left by dead autocoder processes: {}; `autocoder sandbox clean` removes them",
+                items.join(", ")
+            )
+        },
+    });
     found
+}
+
+/// Whether runs get a cgroup (made and removed here to be sure), and which.
+async fn cgroup_finding() -> Finding {
+    let (ok, detail) = match crate::cgroup::RunCgroup::create(&crate::Limits::default()) {
+        Ok(cgroup) => {
+            let version = match crate::cgroup::layout() {
+                Ok(l) => {
+                    let names: Vec<&str> = l.parents.iter().map(|(c, _)| *c).collect();
+                    match l.version {
+                        crate::cgroup::Version::V1 => format!("v1 ({})", names.join(", ")),
+                        crate::cgroup::Version::V2 => "v2".to_owned(),
+                    }
+                }
+                Err(_) => String::new(),
+            };
+            cgroup.remove().await;
+            (
+                true,
+                format!("{version}: memory, processes and CPU are limited for each run as a whole"),
+            )
+        }
+        Err(reason) => (
+            false,
+            format!(
+                "{reason}; runs fall back to per-process rlimits: memory and processes are limited per process (not in total) and the CPU quota is not enforced"
+            ),
+        ),
+    };
+    Finding {
+        name: "cgroup".into(),
+        ok,
+        detail,
+    }
 }
 
 /// Starts `true` in the namespaces the bubblewrap backend uses.
 async fn bwrap_smoke() -> Result<(), SandboxError> {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
     Sandbox::new(Backend::Bwrap).check()?;
-    let mut cmd = exec::command("bwrap");
+    let (reader, mut writer) = std::io::pipe().map_err(SandboxError::io(
+        "creating a pipe for",
+        "the seccomp filter",
+    ))?;
+    writer
+        .write_all(&crate::seccomp::bpf_program(false)?)
+        .map_err(SandboxError::io("writing", "the seccomp filter"))?;
+    drop(writer);
+    let fd = reader.as_raw_fd();
+    let mut cmd = exec::sandboxed(
+        "bwrap",
+        crate::child::ChildSetup {
+            join: Vec::new(),
+            keep: Some(fd),
+        },
+    );
     cmd.args(["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"])
+        .args(["--seccomp", &fd.to_string()])
         .args([
             "--unshare-pid",
             "--unshare-net",
@@ -92,6 +167,7 @@ async fn bwrap_smoke() -> Result<(), SandboxError> {
         })
         .args(["--", "true"]);
     let done = exec::run(cmd, 1 << 16, Some(Duration::from_secs(10)), false).await?;
+    drop(reader);
     if done.status.is_some_and(|s| s.success()) {
         Ok(())
     } else {

@@ -138,6 +138,33 @@ pub enum SandboxError {
         /// The offending link, on the host.
         link: PathBuf,
     },
+    /// An output (or all file and directory outputs together) is larger than its cap; nothing
+    /// of it was read.
+    #[error(
+        "output `{name}` is {}, over the {} cap for {what}; write less, or raise the cap (`{flag}`)",
+        human_bytes(*size),
+        human_bytes(*cap)
+    )]
+    OutputTooLarge {
+        /// The output's name.
+        name: String,
+        /// Its size (for files and directories: of all file outputs up to this one).
+        size: u64,
+        /// The cap.
+        cap: u64,
+        /// Which cap: "a scalar output" or "file and directory outputs in total".
+        what: &'static str,
+        /// The command-line flag that raises it.
+        flag: &'static str,
+    },
+    /// Reading the outputs did not finish within the run's wall-clock timeout.
+    #[error(
+        "reading the script's outputs did not finish within the {seconds} s wall-clock timeout; write fewer or smaller outputs"
+    )]
+    OutputsTimedOut {
+        /// The timeout, in seconds.
+        seconds: u64,
+    },
     /// pytest did not leave a report, so its outcome cannot be read.
     #[error("pytest produced no report (exit code {exit_code:?}); its stderr was:\n{stderr}")]
     PytestNoReport {
@@ -193,4 +220,19 @@ impl SandboxError {
             source,
         }
     }
+}
+
+/// `bytes` for people: `512 bytes`, `1.5 KiB`, `256.0 MiB`, `4.0 GiB`.
+pub(crate) fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 3] = ["KiB", "MiB", "GiB"];
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
 }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
+use crate::child::ChildSetup;
 use crate::error::SandboxError;
 
 /// What a finished (or killed) process left behind.
@@ -18,14 +19,22 @@ pub(crate) struct Finished {
     pub(crate) duration: Duration,
 }
 
-/// Builds a command for `program`. The only place in the workspace that creates processes.
+/// Builds a command for `program`; no descriptor above 2 of ours reaches it. The only place in
+/// the workspace that creates processes.
+pub(crate) fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    sandboxed(program, ChildSetup::default())
+}
+
+/// Builds a command for `program` whose child does `setup` before `exec` (joins the run's
+/// cgroup, keeps the seccomp program's descriptor); no other descriptor above 2 reaches it.
 #[allow(
     clippy::disallowed_methods,
     reason = "autocoder-sandbox is the crate that starts processes"
 )]
-pub(crate) fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+pub(crate) fn sandboxed(program: impl AsRef<std::ffi::OsStr>, setup: ChildSetup) -> Command {
     let mut cmd = Command::new(program);
     cmd.kill_on_drop(true);
+    crate::child::install(&mut cmd, setup);
     cmd
 }
 

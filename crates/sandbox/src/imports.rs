@@ -50,6 +50,8 @@ pub struct ImportAnalysis {
     /// Imports that are neither (none today: unmapped names are assumed to be distributions of
     /// the same name; kept for callers that want to confirm them).
     pub unknown: BTreeSet<String>,
+    /// Top-level imports of `local_modules` (the script's own modules it imports).
+    pub local: BTreeSet<String>,
     /// A syntax error that stopped the analysis, with its line.
     pub syntax_error: Option<String>,
 }
@@ -88,7 +90,11 @@ pub async fn imports_to_packages(
         ..ImportAnalysis::default()
     };
     for name in out.imports {
-        if local_modules.contains(&name.as_str()) || name == "__future__" {
+        if local_modules.contains(&name.as_str()) {
+            analysis.local.insert(name);
+            continue;
+        }
+        if name == "__future__" {
             continue;
         }
         if stdlib.contains(&name) {

@@ -38,21 +38,31 @@
 
 mod bwrap;
 mod cache;
+mod cgroup;
+mod child;
+mod cleanup;
 mod docker;
 mod docker_image;
 mod doctor;
 mod env;
 mod error;
 mod exec;
+mod host;
 mod imports;
 mod io;
+mod outputs;
 mod pytest;
 mod python;
 mod sandbox;
+mod seccomp;
 mod spec;
+mod staging;
 mod system;
+mod terminal;
+mod uids;
 
 pub use cache::{CACHE_DIR_ENV_VAR, EnvCache, UV_ENV_VAR};
+pub use cleanup::{Leftover, clean, leftovers, shutdown, temp_dir};
 pub use docker::DockerConfig;
 pub use docker_image::{DockerImage, ENV_IMAGE_REPO, docker_image_for};
 pub use doctor::{Finding, doctor};
@@ -65,3 +75,5 @@ pub use python::{Interpreter, PYTHON_ENV_VAR, PythonSpec};
 pub use sandbox::{Backend, OUTPUTS_ENV_VAR, Sandbox, TASK_DIR, WORK_DIR};
 pub use spec::{Limits, RunOutcome, RunSpec};
 pub use system::SYS_IMAGE_REPO;
+pub use terminal::escape_for_terminal;
+pub use uids::{DEFAULT_SANDBOX_UIDS, SANDBOX_UIDS_ENV_VAR};

@@ -16,6 +16,8 @@ use crate::spec::{Limits, RunSpec};
 const PLUGIN_PY: &str = include_str!("helpers/autocoder_pytest_plugin.py");
 const PLUGIN_DIR: &str = "/var/autocoder";
 const REPORT_FILE: &str = ".pytest-report.jsonl";
+/// The most of the report read back (a test suite's report is a few hundred kilobytes).
+const REPORT_CAP: u64 = 64 << 20;
 
 /// A file to place in the work directory before pytest starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,10 +222,14 @@ impl Sandbox {
         ];
         let outcome = self.execute(&run, Invocation { argv, mounts, env }).await?;
         let report_host = run.outputs_dir.join(REPORT_FILE);
-        let lines = match std::fs::read_to_string(&report_host) {
-            Ok(text) => text,
-            Err(_) if outcome.timed_out || outcome.memory_exceeded => String::new(),
-            Err(_) => {
+        // Written inside the sandbox, so read like an output: a regular file, capped.
+        let report = crate::outputs::read_regular(&report_host, REPORT_CAP)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok());
+        let lines = match report {
+            Some(text) => text,
+            None if outcome.timed_out || outcome.memory_exceeded => String::new(),
+            None => {
                 return Err(SandboxError::PytestNoReport {
                     exit_code: outcome.exit_code,
                     stderr: outcome.stderr,

@@ -1,21 +1,18 @@
 //! Running a command in a sandbox: the backends, the limits wrapper, the outcome.
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
-use crate::bwrap::{self, Mount, Plan};
+use crate::bwrap::{Mount, Plan};
 use crate::cache::which;
 use crate::docker::{self, DockerConfig};
 use crate::docker_image::{self, DockerImage};
 use crate::env::Env;
 use crate::error::SandboxError;
-use crate::exec;
-use crate::io::{self, IoType, OUTPUTS_DIR, Value};
-use crate::spec::{Limits, RunOutcome, RunSpec};
-use crate::system;
+use crate::io::{self, OUTPUTS_DIR, Value};
+use crate::spec::{RunOutcome, RunSpec};
+use crate::{host, outputs, staging, system, uids};
 
 /// The environment variable scripts read to find the outputs directory (`/var/outputs` in a
 /// sandbox; the host directory with `--sandbox none`).
@@ -71,8 +68,6 @@ pub(crate) struct Invocation {
     pub(crate) mounts: Vec<Mount>,
     pub(crate) env: Vec<(String, String)>,
 }
-
-static NEXT_UID: AtomicU32 = AtomicU32::new(0);
 
 impl Sandbox {
     /// A sandbox using `backend`.
@@ -164,10 +159,10 @@ impl Sandbox {
                 writable: false,
             });
             for file in &spec.support_files {
-                let Some(name) = file.file_name().filter(|_| file.is_file()) else {
+                let Some(name) = file.file_name().filter(|_| file.exists()) else {
                     return Err(SandboxError::BadInput {
                         name: "support file".into(),
-                        reason: format!("{} is not an existing file", file.display()),
+                        reason: format!("{} is not an existing file or directory", file.display()),
                     });
                 };
                 mounts.push(Mount {
@@ -231,7 +226,7 @@ impl Sandbox {
         };
         let mut outcome = self.execute(spec, invocation).await?;
         if outcome.success() {
-            outcome.outputs = read_outputs(&spec.outputs_dir, &spec.outputs);
+            outcome.outputs = collect_outputs(spec, outcome.duration).await;
         }
         Ok(outcome)
     }
@@ -240,58 +235,47 @@ impl Sandbox {
     pub(crate) async fn execute(
         &self,
         spec: &RunSpec,
-        inv: Invocation,
+        mut inv: Invocation,
     ) -> Result<RunOutcome, SandboxError> {
         self.check()?;
         if self.backend != Backend::Docker {
             system::check_host(&spec.env.system_packages, self.backend.name()).await?;
         }
         let limits = &spec.limits;
-        let in_sandbox = self.backend != Backend::None;
-        let run_as = match self.backend {
-            Backend::Bwrap => is_root().then(next_uid),
-            Backend::Docker => Some(if is_root() { next_uid() } else { own_uid() }),
-            Backend::None => None,
-        };
-        let (work, outputs) = if in_sandbox {
-            (PathBuf::from(WORK_DIR), PathBuf::from(OUTPUTS_DIR))
-        } else {
-            (spec.work_dir.clone(), spec.outputs_dir.clone())
-        };
-        let env = sandbox_env(spec, &inv, &outputs);
-        if !in_sandbox {
+        let docker = self.backend == Backend::Docker;
+        if self.backend == Backend::None {
             tracing::warn!(
                 "running WITHOUT a sandbox (--sandbox none): the script can read your files and use the network"
             );
-            let mut argv = limits_wrapper(limits, None);
-            argv.extend(inv.argv.iter().cloned());
-            let mut cmd = exec::command(&argv[0]);
-            cmd.args(&argv[1..])
-                .env_clear()
-                .envs(env)
-                .current_dir(&spec.work_dir);
-            let done = exec::run(
-                cmd,
-                limits.output_cap_bytes,
-                Some(limits.wall_timeout),
-                true,
-            )
-            .await?;
-            return Ok(outcome_of(done, false, false));
+            let env = sandbox_env(spec, &inv, &spec.outputs_dir, &spec.env.root.join("bin"));
+            let done = host::run_unsandboxed(spec, &inv, env).await?;
+            return Ok(host::outcome_of(done, false, false));
         }
-        if let Some(uid) = run_as.filter(|_| is_root()) {
-            for d in [&spec.work_dir, &spec.outputs_dir] {
-                std::os::unix::fs::chown(d, Some(uid), Some(uid))
-                    .map_err(SandboxError::io("handing over", d))?;
-            }
+        // As root, the script runs as a uid of its own; otherwise as ourselves.
+        let lease = if is_root() {
+            Some(uids::lease()?)
+        } else {
+            None
+        };
+        let run_as = lease.as_ref().map(|l| l.uid);
+        if let Some(uid) = run_as {
+            std::os::unix::fs::chown(&spec.outputs_dir, Some(uid), Some(uid))
+                .map_err(SandboxError::io("handing over", &spec.outputs_dir))?;
         }
-        let docker = self.backend == Backend::Docker;
-        let (mounts, staging) = sandbox_mounts(spec, &inv, run_as.is_some(), docker)?;
-        let mut image_tag = None;
-        let (done, oom) = if docker {
+        let (mounts, staging) = staging::sandbox_mounts(spec, &inv, run_as, docker)?;
+        let outputs = PathBuf::from(OUTPUTS_DIR);
+        let outcome = if docker {
             let client = docker::connect().await?;
             let image = docker_image::ensure_env_image(&client, &self.docker, &spec.env).await?;
-            image_tag = Some(image.tag.clone());
+            // The image holds the environment at fixed paths, whatever its host path.
+            let python = docker_image::in_image_python();
+            for arg in &mut inv.argv {
+                if *arg == spec.env.python.as_os_str() {
+                    *arg = python.clone().into_os_string();
+                }
+            }
+            let mut env = sandbox_env(spec, &inv, &outputs, &docker_image::in_image_bin());
+            env.push(docker_image::library_path_var());
             let run = docker::ContainerRun {
                 image: &image.tag,
                 argv: inv
@@ -301,86 +285,68 @@ impl Sandbox {
                     .collect(),
                 env,
                 mounts,
-                workdir: work.display().to_string(),
-                uid: run_as.unwrap_or(65_534),
+                workdir: WORK_DIR.to_owned(),
+                uid: run_as.unwrap_or_else(own_uid),
                 network: spec.network,
                 limits: *limits,
             };
-            docker::run(&client, run).await?
+            let (done, oom) = docker::run(&client, run).await?;
+            RunOutcome {
+                docker_image: Some(image.tag.clone()),
+                ..host::outcome_of(done, true, oom)
+            }
         } else {
-            let mut argv = limits_wrapper(limits, run_as);
-            argv.extend(inv.argv.iter().cloned());
+            let env = sandbox_env(spec, &inv, &outputs, &spec.env.root.join("bin"));
             let plan = Plan {
                 mounts,
-                chdir: work,
+                scratch: vec![
+                    (PathBuf::from("/tmp"), limits.scratch_bytes),
+                    (PathBuf::from(WORK_DIR), limits.scratch_bytes),
+                ],
+                chdir: PathBuf::from(WORK_DIR),
                 env,
                 network: spec.network,
                 run_as,
+                seccomp_fd: None,
             };
-            let mut cmd = exec::command("bwrap");
-            cmd.args(bwrap::args(&plan)).args(&argv);
-            tracing::debug!(cmd = ?cmd.as_std(), "starting sandboxed process");
-            (
-                exec::run(
-                    cmd,
-                    limits.output_cap_bytes,
-                    Some(limits.wall_timeout),
-                    false,
-                )
-                .await?,
-                false,
-            )
+            host::run_bwrap(spec, &inv, plan).await?
         };
         drop(staging);
-        Ok(RunOutcome {
-            docker_image: image_tag,
-            ..outcome_of(done, true, oom)
-        })
+        drop(lease);
+        Ok(outcome)
     }
 }
 
-/// The mounts of a sandboxed run: the invocation's, the work and outputs directories, the
-/// environment and its interpreter; private input files are staged (the guard keeps them alive).
-fn sandbox_mounts(
+/// Reads the declared outputs within what is left of the wall-clock timeout (at least a
+/// second), on a blocking thread.
+async fn collect_outputs(
     spec: &RunSpec,
-    inv: &Invocation,
-    unprivileged: bool,
-    docker: bool,
-) -> Result<(Vec<Mount>, Option<tempfile::TempDir>), SandboxError> {
-    let mut mounts = inv.mounts.clone();
-    // The unprivileged uid must be able to read the inputs: copy private files.
-    let staging = if unprivileged {
-        stage_private_files(&mut mounts)?
-    } else {
-        None
-    };
-    mounts.push(Mount {
-        host: spec.work_dir.clone(),
-        dest: WORK_DIR.into(),
-        writable: true,
-    });
-    mounts.push(Mount {
-        host: spec.outputs_dir.clone(),
-        dest: OUTPUTS_DIR.into(),
-        writable: true,
-    });
-    // Docker runs find the environment in its image (`docker_image_for`), not in a mount.
-    for p in [&spec.env.root, &spec.env.base_prefix] {
-        if !docker && !p.starts_with("/usr") && !mounts.iter().any(|m| p.starts_with(&m.dest)) {
-            mounts.push(Mount {
-                host: p.clone(),
-                dest: p.clone(),
-                writable: false,
-            });
-        }
+    used: Duration,
+) -> Result<std::collections::BTreeMap<String, Value>, SandboxError> {
+    let left = spec
+        .limits
+        .wall_timeout
+        .saturating_sub(used)
+        .max(Duration::from_secs(1));
+    let (dir, wanted, limits) = (spec.outputs_dir.clone(), spec.outputs.clone(), spec.limits);
+    let reading =
+        tokio::task::spawn_blocking(move || outputs::read_outputs(&dir, &wanted, &limits));
+    match tokio::time::timeout(left, reading).await {
+        Ok(joined) => joined.map_err(|e| SandboxError::Task(e.to_string()))?,
+        Err(_) => Err(SandboxError::OutputsTimedOut {
+            seconds: spec.limits.wall_timeout.as_secs(),
+        }),
     }
-    Ok((mounts, staging))
 }
 
 /// The script's whole environment: a fixed allow-list, then the invocation's and the caller's
 /// explicit variables. Nothing is inherited from this process.
-fn sandbox_env(spec: &RunSpec, inv: &Invocation, outputs: &Path) -> Vec<(String, String)> {
-    let env_bin = spec.env.root.join("bin");
+fn sandbox_env(
+    spec: &RunSpec,
+    inv: &Invocation,
+    outputs: &Path,
+    env_bin: &Path,
+) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = vec![
         (
             "PATH".into(),
@@ -401,149 +367,6 @@ fn sandbox_env(spec: &RunSpec, inv: &Invocation, outputs: &Path) -> Vec<(String,
     env
 }
 
-/// Copies read-only mounted files that others may not read into a private staging directory
-/// (readable by the sandbox's uid) and points their mounts there; the directory lives as long as
-/// the returned guard.
-fn stage_private_files(mounts: &mut [Mount]) -> Result<Option<tempfile::TempDir>, SandboxError> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut staging: Option<tempfile::TempDir> = None;
-    for (i, m) in mounts.iter_mut().enumerate() {
-        let meta = std::fs::metadata(&m.host).map_err(SandboxError::io("reading", &m.host))?;
-        let readable = if meta.is_dir() { 0o005 } else { 0o004 };
-        if m.writable || meta.permissions().mode() & readable == readable {
-            continue;
-        }
-        if meta.is_dir() {
-            return Err(SandboxError::BadInput {
-                name: m.dest.display().to_string(),
-                reason: format!(
-                    "the directory {} is private (not world-readable); the sandbox runs as an unprivileged user, so `chmod -R o+rX` it",
-                    m.host.display()
-                ),
-            });
-        }
-        if staging.is_none() {
-            staging = Some(tempfile::tempdir().map_err(SandboxError::io(
-                "creating a staging directory in",
-                std::env::temp_dir(),
-            ))?);
-        }
-        let Some(dir) = staging.as_ref() else {
-            continue;
-        };
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
-            .map_err(SandboxError::io("opening up", dir.path()))?;
-        let copy = dir.path().join(i.to_string());
-        std::fs::copy(&m.host, &copy).map_err(SandboxError::io("staging", &m.host))?;
-        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o444))
-            .map_err(SandboxError::io("opening up", &copy))?;
-        m.host = copy;
-    }
-    Ok(staging)
-}
-
-/// `[setpriv ...] prlimit ... --`: the limits, applied right before the interpreter starts.
-fn limits_wrapper(l: &Limits, run_as: Option<u32>) -> Vec<OsString> {
-    let mut a: Vec<String> = Vec::new();
-    if let Some(uid) = run_as {
-        a.extend([
-            "setpriv".into(),
-            format!("--reuid={uid}"),
-            format!("--regid={uid}"),
-            "--clear-groups".into(),
-            "--inh-caps=-all".into(),
-            "--bounding-set=-all".into(),
-            "--".into(),
-        ]);
-    }
-    a.extend([
-        "prlimit".into(),
-        format!("--as={}", l.memory_bytes),
-        format!("--cpu={}:{}", l.cpu_seconds, l.cpu_seconds + 1),
-        format!("--nproc={}", l.processes),
-        format!("--fsize={}", l.file_size_bytes),
-        format!("--nofile={}", l.open_files),
-        "--core=0".into(),
-        "--".into(),
-    ]);
-    a.into_iter().map(OsString::from).collect()
-}
-
-const SIGKILL: i32 = 9;
-const SIGXCPU: i32 = 24;
-
-fn outcome_of(done: exec::Finished, in_sandbox: bool, oom_killed: bool) -> RunOutcome {
-    let mut exit_code = done.status.and_then(|s| s.code());
-    let mut signal = done.status.and_then(|s| s.signal());
-    // bubblewrap reports a child killed by signal N as exit code 128 + N.
-    if in_sandbox && let Some(code) = exit_code.filter(|c| (129..160).contains(c)) {
-        signal = Some(code - 128);
-        exit_code = None;
-    }
-    let memory_exceeded = oom_killed
-        || !done.timed_out
-            && ([
-                "MemoryError",
-                "Cannot allocate memory",
-                "std::bad_alloc",
-                "Unable to allocate",
-                "out of memory",
-            ]
-            .iter()
-            .any(|m| done.stderr.contains(m))
-                || signal == Some(SIGKILL));
-    let cpu_exceeded = signal == Some(SIGXCPU);
-    RunOutcome {
-        exit_code,
-        signal,
-        stdout: done.stdout,
-        stderr: done.stderr,
-        timed_out: done.timed_out,
-        memory_exceeded,
-        cpu_exceeded,
-        duration: done.duration,
-        outputs: Ok(BTreeMap::new()),
-        docker_image: None,
-    }
-}
-
-/// Reads and parses every declared output from the host's outputs directory.
-fn read_outputs(
-    dir: &Path,
-    wanted: &[(String, IoType)],
-) -> Result<BTreeMap<String, Value>, SandboxError> {
-    let mut out = BTreeMap::new();
-    for (name, kind) in wanted {
-        let path = dir.join(name);
-        if std::fs::symlink_metadata(&path).is_err() {
-            return Err(SandboxError::OutputMissing { name: name.clone() });
-        }
-        io::refuse_escaping_links(name, dir, &path)?;
-        let value = match kind {
-            IoType::File if path.is_file() => Value::File(path),
-            IoType::Dir if path.is_dir() => Value::Dir(path),
-            IoType::File | IoType::Dir => {
-                return Err(SandboxError::BadOutput {
-                    name: name.clone(),
-                    kind: kind.name(),
-                    reason: "it has the wrong kind (file vs directory)".into(),
-                });
-            }
-            _ => {
-                let bytes = std::fs::read(&path).map_err(SandboxError::io("reading", &path))?;
-                let text = String::from_utf8(bytes).map_err(|_| SandboxError::BadOutput {
-                    name: name.clone(),
-                    kind: kind.name(),
-                    reason: "it is not UTF-8 text".into(),
-                })?;
-                io::parse_output(name, *kind, &text)?
-            }
-        };
-        out.insert(name.clone(), value);
-    }
-    Ok(out)
-}
-
 fn own_uid() -> u32 {
     std::fs::metadata("/proc/self").map_or(65_534, |m| std::os::unix::fs::MetadataExt::uid(&m))
 }
@@ -554,10 +377,4 @@ pub(crate) fn is_root() -> bool {
         Ok(m) => m,
         Err(_) => return false,
     }) == 0
-}
-
-/// A fresh unprivileged uid per run, so the process limit counts this run's processes only.
-fn next_uid() -> u32 {
-    let n = NEXT_UID.fetch_add(1, Ordering::Relaxed);
-    200_000 + (std::process::id().wrapping_mul(7919).wrapping_add(n)) % 100_000
 }

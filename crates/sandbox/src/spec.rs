@@ -25,9 +25,17 @@ pub struct Limits {
     pub wall_timeout: Duration,
     /// Bytes kept of stdout and of stderr each; the rest is cut with a marker.
     pub output_cap_bytes: usize,
-    /// CPU cores the run may use at once, in thousandths (Docker's CPU quota; bubblewrap has no
-    /// cgroups and ignores it, relying on the CPU-seconds limit).
+    /// CPU cores the run may use at once, in thousandths: the run's CPU quota, in its cgroup
+    /// (bubblewrap, `none`) or container (Docker). Without a cgroup it is not enforced; the
+    /// CPU-seconds limit still is.
     pub cpu_millis: u32,
+    /// Size of each of the sandbox's scratch file systems, `/tmp` and the work directory (memory
+    /// backed, so this also counts against the memory limit where a cgroup holds the run).
+    pub scratch_bytes: u64,
+    /// Largest scalar output (`str`, `int`, ...) read back, in bytes; a larger one is an error.
+    pub scalar_output_bytes: u64,
+    /// Bytes of all file and directory outputs of a run together; more is an error.
+    pub output_files_bytes: u64,
 }
 
 impl Default for Limits {
@@ -41,6 +49,9 @@ impl Default for Limits {
             wall_timeout: Duration::from_secs(180),
             output_cap_bytes: 1 << 20,
             cpu_millis: 1000,
+            scratch_bytes: 1 << 30,
+            scalar_output_bytes: 1 << 20,
+            output_files_bytes: 4 << 30,
         }
     }
 }

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use crate::cli::{Cli, Command};
+use crate::signals::cancel_on_signal;
 
 pub(crate) mod constraint;
 pub(crate) mod generate;
@@ -18,10 +19,12 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Profile(args) => profile::run(&args, &cli.global),
         Command::Schema(args) => schema::run(&args, &cli.global),
         Command::Generate(args) => {
-            exit_code(runtime()?.block_on(generate::run(*args, &cli.global)))
+            exit_code(runtime()?.block_on(cancel_on_signal(generate::run(*args, &cli.global))))
         }
-        Command::Run(args) => exit_code(runtime()?.block_on(run::run(args))),
-        Command::Sandbox(args) => exit_code(runtime()?.block_on(sandbox::run(args))),
+        Command::Run(args) => exit_code(runtime()?.block_on(cancel_on_signal(run::run(args)))),
+        Command::Sandbox(args) => {
+            exit_code(runtime()?.block_on(cancel_on_signal(sandbox::run(args))))
+        }
     }
 }
 

@@ -3,11 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use autocoder_loop::run::{RunOptions, run as run_result};
-use autocoder_sandbox::Value;
+use autocoder_sandbox::{Value, escape_for_terminal};
 
 use crate::commands::generate::SandboxArgs;
 use crate::output::write_stdout;
@@ -28,6 +29,12 @@ pub(crate) struct RunArgs {
     force: bool,
     #[command(flatten)]
     sandbox: SandboxArgs,
+    /// The largest scalar output (`str`, `int` ...) read back (`512K`, `1M`, `2G` or bytes).
+    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_size)]
+    max_scalar_output: u64,
+    /// The most bytes of file and directory outputs copied out, all together.
+    #[arg(long, value_name = "SIZE", default_value = "4G", value_parser = parse_size)]
+    max_output_files: u64,
     /// Input values, `--NAME VALUE` for the script's declared inputs.
     #[arg(last = true, allow_hyphen_values = true, value_name = "--NAME VALUE")]
     overrides: Vec<String>,
@@ -64,11 +71,38 @@ fn display(value: &Value) -> serde_json::Value {
     }
 }
 
+/// A size: bytes, or a number with `K`, `M` or `G` (powers of 1024; `KiB` ... also read).
+pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => {
+            return Err(format!(
+                "{text:?} is not a size: write bytes, or a number with K, M or G"
+            ));
+        }
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size: write bytes, or a number with K, M or G"))?;
+    n.checked_shl(shift)
+        .filter(|v| v >> shift == n)
+        .ok_or_else(|| format!("{text:?} is too large"))
+}
+
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<i32> {
+    let mut sandbox = args.sandbox.options()?;
+    sandbox.limits.scalar_output_bytes = args.max_scalar_output;
+    sandbox.limits.output_files_bytes = args.max_output_files;
     let options = RunOptions {
         overrides: parse_overrides(&args.overrides)?,
         force: args.force,
-        sandbox: args.sandbox.options()?,
+        sandbox,
         out_dir: args.out.clone(),
     };
     let (_, outcome) = run_result(&args.run_dir, &options).await?;
@@ -81,7 +115,13 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<i32> {
         } else {
             format!("exited with {code}")
         };
-        bail!("the script {why}\n{}", outcome.stderr.trim_end());
+        let stderr = outcome.stderr.trim_end();
+        let shown = if std::io::stderr().is_terminal() {
+            escape_for_terminal(stderr)
+        } else {
+            stderr.into()
+        };
+        bail!("the script {why}\n{shown}");
     }
     let outputs = outcome.outputs.context("reading the script's outputs")?;
     let document: serde_json::Map<String, serde_json::Value> = outputs
@@ -95,7 +135,27 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<i32> {
         for (name, value) in &document {
             let _ = writeln!(text, "{name} = {value}");
         }
-        write_stdout(&text)?;
+        if std::io::stdout().is_terminal() {
+            write_stdout(&escape_for_terminal(&text))?;
+        } else {
+            write_stdout(&text)?;
+        }
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_take_units() {
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        assert_eq!(parse_size("512K"), Ok(512 << 10));
+        assert_eq!(parse_size("1MiB"), Ok(1 << 20));
+        assert_eq!(parse_size(" 4g "), Ok(4 << 30));
+        assert!(parse_size("1.5M").is_err());
+        assert!(parse_size("M").is_err());
+        assert!(parse_size("99999999999G").is_err());
+    }
 }

@@ -103,11 +103,18 @@ async fn generate_with(
     (result, dir, server)
 }
 
-/// Environments under the target directory: the Docker backend refuses caches under /tmp.
+/// Host backends cache environments in the target directory; Docker's cache is under the
+/// system's temporary directory, as it is for a clone under `/tmp` (its image holds the
+/// environment at a fixed path, wherever the cache is).
 fn sandbox_options(backend: Backend) -> SandboxOptions {
+    let cache_dir = if backend == Backend::Docker {
+        std::env::temp_dir().join("autocoder-test-envs")
+    } else {
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs")
+    };
     SandboxOptions {
         backend,
-        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs")),
+        cache_dir: Some(cache_dir),
         ..SandboxOptions::default()
     }
 }
@@ -168,14 +175,11 @@ async fn host_backends_use_installed_system_packages_and_drop_missing_ones_with_
 }
 
 #[tokio::test]
-#[allow(
-    clippy::print_stderr,
-    reason = "the skip must be visible in the test output"
-)]
 async fn docker_builds_system_packages_into_the_image_that_run_uses_too() {
     if let Err(e) = Sandbox::new(Backend::Docker).check_ready().await {
-        eprintln!("SKIPPED: Docker tests need a running engine: {e}");
-        return;
+        panic!(
+            "this test needs a running Docker engine ({e}); start one, or skip it with `cargo test -- --skip docker`"
+        );
     }
     let (result, dir, _server) = generate_with(Backend::Docker, &["jq"], true, &[]).await;
     assert!(result.success, "{result:#?}");

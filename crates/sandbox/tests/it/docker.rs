@@ -1,5 +1,5 @@
-//! The Docker backend: the same contract and limits as bubblewrap. Runs where an engine answers;
-//! elsewhere each test prints a visible skip message.
+//! The Docker backend: the same contract and limits as bubblewrap. These tests need a running
+//! engine and fail without one (skip them with `cargo test -- --skip docker`).
 
 use std::time::Duration;
 
@@ -8,20 +8,15 @@ use autocoder_sandbox::{Backend, IoType, Limits, PytestSpec, RunSpec, Sandbox, S
 
 use crate::shared_env;
 
-/// The Docker sandbox, or `None` (with a message on stderr) when no engine answers.
-#[allow(
-    clippy::print_stderr,
-    reason = "the skip must be visible in the test output"
-)]
-async fn docker() -> Option<Sandbox> {
+/// The Docker sandbox; fails the test when no engine answers.
+pub(crate) async fn docker() -> Sandbox {
     let sandbox = Sandbox::new(Backend::Docker);
-    match sandbox.check_ready().await {
-        Ok(()) => Some(sandbox),
-        Err(e) => {
-            eprintln!("SKIPPED: Docker tests need a running engine: {e}");
-            None
-        }
+    if let Err(e) = sandbox.check_ready().await {
+        panic!(
+            "the Docker tests need a running engine ({e}); start one, or skip them with `cargo test -- --skip docker`"
+        );
     }
+    sandbox
 }
 
 async fn run(
@@ -46,9 +41,7 @@ fn tight() -> Limits {
 
 #[tokio::test]
 async fn docker_isolates_network_files_and_secrets() {
-    let Some(sandbox) = docker().await else {
-        return;
-    };
+    let sandbox = docker().await;
     let code = r#"
 import os, socket
 try:
@@ -83,9 +76,7 @@ print("keys", [k for k in os.environ if k.endswith("_API_KEY")])
 
 #[tokio::test]
 async fn docker_limits_memory_time_processes_and_output() {
-    let Some(sandbox) = docker().await else {
-        return;
-    };
+    let sandbox = docker().await;
     let (out, _d) = run(
         &sandbox,
         "x = bytearray(2 << 30)\nx[::4096] = b'1' * len(x[::4096])\n",
@@ -142,9 +133,7 @@ async fn docker_limits_memory_time_processes_and_output() {
 
 #[tokio::test]
 async fn docker_typed_io_and_pytest() {
-    let Some(sandbox) = docker().await else {
-        return;
-    };
+    let sandbox = docker().await;
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("s.py");
     std::fs::write(&script, "import argparse\np = argparse.ArgumentParser()\np.add_argument('--n')\np.add_argument('--data')\na = p.parse_args()\nopen('/var/outputs/total', 'w').write(str(int(a.n) * 2))\nopen('/var/outputs/seen', 'w').write(open(a.data).read())\n").unwrap();
@@ -191,9 +180,7 @@ async fn docker_typed_io_and_pytest() {
 async fn docker_reaps_containers_orphaned_by_dead_processes() {
     use bollard::models::ContainerCreateBody;
     use bollard::query_parameters::{CreateContainerOptions, InspectContainerOptions};
-    let Some(sandbox) = docker().await else {
-        return;
-    };
+    let sandbox = docker().await;
     // Make sure the base image exists before faking an orphan on it.
     let _ = run(&sandbox, "pass", tight()).await;
     let client = bollard::Docker::connect_with_local_defaults().unwrap();
@@ -224,9 +211,7 @@ async fn docker_reaps_containers_orphaned_by_dead_processes() {
 
 #[tokio::test]
 async fn docker_env_image_is_built_once_then_reused_without_mounts() {
-    let Some(sandbox) = docker().await else {
-        return;
-    };
+    let sandbox = docker().await;
     let env = shared_env().await;
     let tag = autocoder_sandbox::docker_image_for(&env);
     assert_eq!(tag, format!("autocoder/env:{}", env.id));
@@ -246,8 +231,7 @@ async fn docker_env_image_is_built_once_then_reused_without_mounts() {
     let (out, _d) = run(&sandbox, &code, tight()).await;
     assert!(out.success(), "{out:?}");
     assert!(
-        out.stdout
-            .contains(&format!("prefix {}", env.root.display())),
+        out.stdout.contains("prefix /opt/autocoder/venv"),
         "{}",
         out.stdout
     );
@@ -259,24 +243,28 @@ async fn docker_env_image_is_built_once_then_reused_without_mounts() {
 }
 
 #[tokio::test]
-async fn docker_env_image_follows_the_environment_path_and_refuses_tmp() {
-    use autocoder_sandbox::{EnvSpec, PythonSpec, SandboxError};
-    let Some(sandbox) = docker().await else {
-        return;
-    };
+async fn docker_env_image_follows_the_environment_path_wherever_it_is() {
+    use autocoder_sandbox::{EnvSpec, PythonSpec};
+    let sandbox = docker().await;
     let spec = EnvSpec::bare::<&str>(&[])
         .unwrap()
         .with_python(PythonSpec::Path(crate::test_python()));
+    // Caches under /tmp (the container's own /tmp covers that path), the target directory, and
+    // a path with a colon (which a `host:dest:mode` bind string cannot carry).
     let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
     let (one, two) = (
-        tempfile::tempdir_in(target).unwrap(),
-        tempfile::tempdir_in(target).unwrap(),
+        tempfile::tempdir_in("/tmp").unwrap(),
+        tempfile::Builder::new()
+            .prefix("with:colon-")
+            .tempdir_in(target)
+            .unwrap(),
     );
     let a = crate::cache_in(one.path()).ensure(&spec).await.unwrap();
     let b = crate::cache_in(two.path()).ensure(&spec).await.unwrap();
     assert_eq!(a.id, b.id);
     let image_a = sandbox.prepare_docker_image(&a).await.unwrap();
-    // Same id elsewhere on disk: the image of `a` holds the wrong path, so it is rebuilt.
+    // Same id elsewhere on disk: the image of `a` was built from another directory, so it is
+    // rebuilt.
     let image_b = sandbox.prepare_docker_image(&b).await.unwrap();
     assert!(image_b.built, "{image_b:?}");
     assert_ne!(image_b.id, image_a.id);
@@ -287,22 +275,83 @@ async fn docker_env_image_follows_the_environment_path_and_refuses_tmp() {
         "the stale image {} was kept",
         image_a.id
     );
+    for env in [&b, &a] {
+        let dir = tempfile::Builder::new()
+            .prefix("run:dir-")
+            .tempdir()
+            .unwrap();
+        let script = dir.path().join("s.py");
+        std::fs::write(
+            &script,
+            "import sys, pytest\nprint(sys.prefix, open(sys.argv[2]).read())\n",
+        )
+        .unwrap();
+        let data = dir.path().join("in:put.csv");
+        std::fs::write(&data, "a\n").unwrap();
+        let spec = RunSpec::new(env.clone(), &script, &dir.path().join("run"))
+            .unwrap()
+            .input("data", Value::File(data));
+        let out = sandbox.run(&spec).await.unwrap();
+        assert!(out.success(), "{out:?}");
+        assert_eq!(out.stdout.trim(), "/opt/autocoder/venv a");
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[tokio::test]
+async fn docker_seccomp_profile_denies_io_uring_namespaces_and_keyrings() {
+    let sandbox = docker().await;
+    let code = r#"
+import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+def call(name, nr, *args):
+    r = libc.syscall(nr, *args)
+    print(name, "ok" if r >= 0 else errno.errorcode.get(ctypes.get_errno()))
+params = ctypes.create_string_buffer(120)
+call("io_uring_setup", 425, 4, params)
+call("unshare_user", 272, 0x10000000)
+call("add_key", 248, b"user", b"k", b"v", 1, -3)
+call("clone3", 435, 0, 0)
+call("socket_inet", 41, 2, 1, 0)
+call("socket_unix", 41, 1, 1, 0)
+"#;
+    let (out, _d) = run(&sandbox, code, tight()).await;
+    assert!(out.success(), "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "io_uring_setup EPERM\nunshare_user EPERM\nadd_key EPERM\nclone3 ENOSYS\nsocket_inet EPERM\nsocket_unix ok\n"
+    );
+}
+
+#[tokio::test]
+async fn docker_tmp_and_work_fill_up_at_their_size_and_fifos_are_refused() {
+    let sandbox = docker().await;
+    for dir in ["/tmp", "/var/work"] {
+        let code = format!(
+            "import errno\nn = 0\ntry:\n    with open('{dir}/fill', 'wb') as f:\n        while n < 200:\n            f.write(b'x' * (1 << 20)); f.flush(); n += 1\n    print('wrote', n)\nexcept OSError as e:\n    print('full', n, errno.errorcode[e.errno])\n"
+        );
+        let limits = Limits {
+            scratch_bytes: 32 << 20,
+            ..tight()
+        };
+        let (out, _d) = run(&sandbox, &code, limits).await;
+        assert!(out.success(), "{out:?}");
+        assert!(
+            out.stdout.starts_with("full ") && out.stdout.contains("ENOSPC"),
+            "{dir}: {}",
+            out.stdout
+        );
+    }
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("s.py");
-    std::fs::write(&script, "import sys\nprint(sys.prefix)\n").unwrap();
-    let out = sandbox
-        .run(&RunSpec::new(b.clone(), &script, &dir.path().join("run")).unwrap())
+    std::fs::write(&script, "import os\nos.mkfifo('/var/outputs/s')\n").unwrap();
+    let spec = RunSpec::new(shared_env().await, &script, &dir.path().join("run"))
+        .unwrap()
+        .output("s", IoType::Str);
+    let out = tokio::time::timeout(Duration::from_secs(120), sandbox.run(&spec))
         .await
+        .expect("the host hung reading a FIFO output")
         .unwrap();
-    assert!(out.success(), "{out:?}");
-    assert_eq!(out.stdout.trim(), b.root.display().to_string());
-
-    // An environment under /tmp would be hidden by the container's own /tmp.
-    let tmp = tempfile::tempdir_in("/tmp").unwrap();
-    let c = crate::cache_in(tmp.path()).ensure(&spec).await.unwrap();
-    let err = sandbox.prepare_docker_image(&c).await.unwrap_err();
-    assert!(
-        matches!(&err, SandboxError::BackendUnavailable { reason, .. } if reason.contains("/tmp")),
-        "{err}"
-    );
+    let err = out.outputs.unwrap_err();
+    assert!(err.to_string().contains("FIFO"), "{err}");
 }

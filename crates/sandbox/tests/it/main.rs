@@ -1,6 +1,7 @@
 //! Integration tests: real environments built with uv, real bubblewrap sandboxes, real pytest.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod attacks;
 mod docker;
 mod env;
 mod io;

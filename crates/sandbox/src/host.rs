@@ -1,0 +1,180 @@
+//! Running on this machine's kernel (bubblewrap, or no sandbox): the run's cgroup, the seccomp
+//! program handed to bubblewrap, the rlimits wrapper, and what came of the run.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::ExitStatusExt;
+
+use crate::bwrap::{self, Plan};
+use crate::cgroup::RunCgroup;
+use crate::child::ChildSetup;
+use crate::error::SandboxError;
+use crate::exec;
+use crate::sandbox::Invocation;
+use crate::seccomp;
+use crate::spec::{Limits, RunOutcome, RunSpec};
+
+/// Runs the invocation in bubblewrap under `plan`, in a cgroup of its own where the machine
+/// allows one, with the seccomp filter.
+pub(crate) async fn run_bwrap(
+    spec: &RunSpec,
+    inv: &Invocation,
+    mut plan: Plan,
+) -> Result<RunOutcome, SandboxError> {
+    let limits = &spec.limits;
+    let cgroup = whole_run_cgroup(limits);
+    // The program goes through a pipe that bubblewrap reads to its end and closes.
+    let (reader, mut writer) = std::io::pipe().map_err(SandboxError::io(
+        "creating a pipe for",
+        "the seccomp filter",
+    ))?;
+    writer
+        .write_all(&seccomp::bpf_program(spec.network)?)
+        .map_err(SandboxError::io("writing", "the seccomp filter"))?;
+    drop(writer);
+    plan.seccomp_fd = Some(reader.as_raw_fd());
+    let mut argv = limits_wrapper(limits, plan.run_as);
+    argv.extend(inv.argv.iter().cloned());
+    let mut cmd = exec::sandboxed(
+        "bwrap",
+        ChildSetup {
+            join: cgroup.as_ref().map(RunCgroup::join_fds).unwrap_or_default(),
+            keep: Some(reader.as_raw_fd()),
+        },
+    );
+    cmd.args(bwrap::args(&plan)).args(&argv);
+    tracing::debug!(cmd = ?cmd.as_std(), "starting sandboxed process");
+    let done = exec::run(
+        cmd,
+        limits.output_cap_bytes,
+        Some(limits.wall_timeout),
+        false,
+    )
+    .await;
+    drop(reader);
+    let oom = cgroup.as_ref().is_some_and(RunCgroup::oom_killed);
+    if let Some(cgroup) = cgroup {
+        cgroup.remove().await;
+    }
+    Ok(outcome_of(done?, true, oom))
+}
+
+/// Runs the invocation without isolation (`--sandbox none`): rlimits, the run's cgroup, a
+/// cleared environment, the timeout.
+pub(crate) async fn run_unsandboxed(
+    spec: &RunSpec,
+    inv: &Invocation,
+    env: Vec<(String, String)>,
+) -> Result<exec::Finished, SandboxError> {
+    let limits = &spec.limits;
+    let cgroup = whole_run_cgroup(limits);
+    let mut argv = limits_wrapper(limits, None);
+    argv.extend(inv.argv.iter().cloned());
+    let mut cmd = exec::sandboxed(
+        &argv[0],
+        ChildSetup {
+            join: cgroup.as_ref().map(RunCgroup::join_fds).unwrap_or_default(),
+            keep: None,
+        },
+    );
+    cmd.args(&argv[1..])
+        .env_clear()
+        .envs(env)
+        .current_dir(&spec.work_dir);
+    let done = exec::run(
+        cmd,
+        limits.output_cap_bytes,
+        Some(limits.wall_timeout),
+        true,
+    )
+    .await;
+    if let Some(cgroup) = cgroup {
+        cgroup.remove().await;
+    }
+    done
+}
+
+/// The run's cgroup, or `None` (logged once per process) where none can be made.
+fn whole_run_cgroup(limits: &Limits) -> Option<RunCgroup> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    match RunCgroup::create(limits) {
+        Ok(cgroup) => Some(cgroup),
+        Err(reason) => {
+            if !WARNED.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    "no cgroup for whole-run limits ({reason}): memory and processes are limited per process only, and the CPU quota is not enforced"
+                );
+            }
+            None
+        }
+    }
+}
+
+/// `[setpriv ...] prlimit ... --`: the limits, applied right before the interpreter starts.
+fn limits_wrapper(l: &Limits, run_as: Option<u32>) -> Vec<OsString> {
+    let mut a: Vec<String> = Vec::new();
+    if let Some(uid) = run_as {
+        a.extend([
+            "setpriv".into(),
+            format!("--reuid={uid}"),
+            format!("--regid={uid}"),
+            "--clear-groups".into(),
+            "--inh-caps=-all".into(),
+            "--bounding-set=-all".into(),
+            "--".into(),
+        ]);
+    }
+    a.extend([
+        "prlimit".into(),
+        format!("--as={}", l.memory_bytes),
+        format!("--cpu={}:{}", l.cpu_seconds, l.cpu_seconds + 1),
+        format!("--nproc={}", l.processes),
+        format!("--fsize={}", l.file_size_bytes),
+        format!("--nofile={}", l.open_files),
+        "--core=0".into(),
+        "--".into(),
+    ]);
+    a.into_iter().map(OsString::from).collect()
+}
+
+const SIGKILL: i32 = 9;
+const SIGXCPU: i32 = 24;
+
+/// The outcome of a finished process; `oom_killed`: the cgroup or container saw an OOM kill.
+pub(crate) fn outcome_of(done: exec::Finished, in_sandbox: bool, oom_killed: bool) -> RunOutcome {
+    let mut exit_code = done.status.and_then(|s| s.code());
+    let mut signal = done.status.and_then(|s| s.signal());
+    // bubblewrap and Docker report a child killed by signal N as exit code 128 + N.
+    if in_sandbox && let Some(code) = exit_code.filter(|c| (129..160).contains(c)) {
+        signal = Some(code - 128);
+        exit_code = None;
+    }
+    let memory_exceeded = oom_killed
+        || !done.timed_out
+            && ([
+                "MemoryError",
+                "Cannot allocate memory",
+                "std::bad_alloc",
+                "Unable to allocate",
+                "out of memory",
+            ]
+            .iter()
+            .any(|m| done.stderr.contains(m))
+                || signal == Some(SIGKILL));
+    let cpu_exceeded = signal == Some(SIGXCPU);
+    RunOutcome {
+        exit_code,
+        signal,
+        stdout: done.stdout,
+        stderr: done.stderr,
+        timed_out: done.timed_out,
+        memory_exceeded,
+        cpu_exceeded,
+        duration: done.duration,
+        outputs: Ok(BTreeMap::new()),
+        docker_image: None,
+    }
+}
