@@ -369,11 +369,18 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
         }),
         ..Default::default()
     };
+    // The engine resets a tmpfs working directory to mode 0755 (root's), so the container
+    // starts in `/` and `env` moves into the work directory.
+    let mut cmd = vec![
+        "/usr/bin/env".to_owned(),
+        format!("--chdir={}", run.workdir),
+    ];
+    cmd.extend(run.argv.iter().cloned());
     ContainerCreateBody {
         image: Some(run.image.to_owned()),
-        cmd: Some(run.argv.clone()),
+        cmd: Some(cmd),
         env: Some(run.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
-        working_dir: Some(run.workdir.clone()),
+        working_dir: Some("/".to_owned()),
         user: Some(format!("{0}:{0}", run.uid)),
         network_disabled: Some(!run.network),
         hostname: Some("sandbox".into()),

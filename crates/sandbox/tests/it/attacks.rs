@@ -302,10 +302,12 @@ if os.fork() == 0:
 print("done")
 "#;
     // The host listens on the abstract name the script tries.
-    let listener = std::os::unix::net::UnixListener::bind_addr(
-        &std::os::linux::net::SocketAddrExt::from_abstract_name(b"autocoder-held-test").unwrap(),
-    )
-    .unwrap();
+    let name =
+        <std::os::unix::net::SocketAddr as std::os::linux::net::SocketAddrExt>::from_abstract_name(
+            b"autocoder-held-test",
+        )
+        .unwrap();
+    let listener = std::os::unix::net::UnixListener::bind_addr(&name).unwrap();
     let (out, d) = run_code(code, tight()).await;
     drop(listener);
     assert!(out.success(), "{out:?}");
