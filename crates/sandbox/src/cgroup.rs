@@ -49,7 +49,7 @@ fn find_layout() -> Result<Layout, String> {
         .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
     let mounts = parse_mounts(&mountinfo);
     let v2 = mounts.iter().find(|m| m.fstype == "cgroup2").and_then(|m| {
-        let path = own_path(&own, |c| c.is_empty())?;
+        let path = own_path(&own, str::is_empty)?;
         let dir = m.dir_of(&path);
         let controllers = std::fs::read_to_string(dir.join("cgroup.controllers")).ok()?;
         let has = |c| controllers.split_whitespace().any(|x| x == c);

@@ -207,7 +207,7 @@ pub(crate) enum ReadError {
     /// The file has more than the cap (at least this many bytes).
     TooLarge(u64),
     /// It is not a regular file (checked after opening, in case it was swapped).
-    NotRegular(Metadata),
+    NotRegular(Box<Metadata>),
     /// The operating system's error.
     Io(std::io::Error),
 }
@@ -222,7 +222,7 @@ pub(crate) fn read_regular(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> 
         .map_err(ReadError::Io)?;
     let meta = file.metadata().map_err(ReadError::Io)?;
     if !meta.is_file() {
-        return Err(ReadError::NotRegular(meta));
+        return Err(ReadError::NotRegular(Box::new(meta)));
     }
     if meta.len() > cap {
         return Err(ReadError::TooLarge(meta.len()));

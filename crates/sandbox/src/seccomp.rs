@@ -65,11 +65,16 @@ const CLONE_NAMESPACE_FLAGS: &[u64] = &[
     libc::CLONE_NEWCGROUP as u64,
 ];
 /// `ADDR_NO_RANDOMIZE` in `personality(2)`.
-const ADDR_NO_RANDOMIZE: u64 = 0x0040000;
+const ADDR_NO_RANDOMIZE: u64 = 0x0004_0000;
 /// Terminal ioctls that push input into, or rewrite, the controlling terminal.
+#[allow(
+    clippy::unnecessary_cast,
+    reason = "the ioctl request type differs between targets"
+)]
 const TTY_INJECTION: &[u64] = &[libc::TIOCSTI as u64, libc::TIOCLINUX as u64];
 
 /// The denied calls, each with its reason (SECURITY.md repeats this list).
+#[allow(clippy::too_many_lines, reason = "one entry per denied call")]
 fn denials(network: bool) -> Vec<Denial> {
     use When::{Always, AnyBit, Equals, PersonalityNoAslr, SocketNotUnix};
     let d = |name, nr, when, why| Denial {
@@ -332,7 +337,7 @@ fn rules_of(when: When) -> Result<Vec<SeccompRule>, SandboxError> {
 }
 
 // Classic BPF, as in <linux/filter.h> and <linux/seccomp.h>, for the hand-written prefix.
-const BPF_LD_W_ABS: u16 = 0x00 | 0x00 | 0x20;
+const BPF_LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const BPF_JMP_JEQ_K: u16 = 0x05 | 0x10;
 const BPF_JMP_JGE_K: u16 = 0x05 | 0x30;
 const BPF_RET_K: u16 = 0x06;
@@ -400,9 +405,9 @@ pub(crate) fn bpf_program(network: bool) -> Result<Vec<u8>, SandboxError> {
 fn audit_arch() -> Option<u32> {
     const LE64: u32 = 0x8000_0000 | 0x4000_0000;
     match std::env::consts::ARCH {
-        "x86_64" => Some(62 | LE64),
-        "aarch64" => Some(183 | LE64),
-        "riscv64" => Some(243 | LE64),
+        "x86_64" => Some(0x3e | LE64),
+        "aarch64" => Some(0xb7 | LE64),
+        "riscv64" => Some(0xf3 | LE64),
         _ => None,
     }
 }

@@ -87,10 +87,10 @@ fn doctor_reports_every_backend() {
 /// hold descriptors or keys the way a caller's shell would) and then execs the binary.
 fn sandbox_after(prepare: &str, args: &[&str], cache: &std::path::Path) -> Output {
     let python = test_python();
-    let mut argv = vec!["autocoder".to_owned(), "sandbox".to_owned()];
-    argv.extend(args.iter().map(|a| (*a).to_owned()));
+    let mut exec_args = vec!["autocoder".to_owned(), "sandbox".to_owned()];
+    exec_args.extend(args.iter().map(|a| (*a).to_owned()));
     let code = format!(
-        "import os, sys\n{prepare}\nos.execv({bin:?}, {argv:?})\n",
+        "import os, sys\n{prepare}\nos.execv({bin:?}, {exec_args:?})\n",
         bin = env!("CARGO_BIN_EXE_autocoder"),
     );
     let mut cmd = Command::new(&python);
@@ -250,10 +250,13 @@ fn interrupted(signal: &str, backend: &str) -> (std::process::ExitStatus, tempfi
     let pid = child.id();
     // Running once the script's interpreter is a descendant of ours.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
-    while !descendants(pid).iter().any(|p| {
-        std::fs::read_to_string(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.contains("sleep.py"))
-    }) && !(backend == "docker" && container_of(pid).is_some())
-    {
+    let started = || {
+        descendants(pid).iter().any(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c.contains("sleep.py"))
+        }) || (backend == "docker" && container_of(pid).is_some())
+    };
+    while !started() {
         assert!(
             std::time::Instant::now() < deadline,
             "the sandbox never started"
@@ -295,8 +298,8 @@ fn descendants(pid: u32) -> Vec<u32> {
             continue;
         };
         let after = &stat[stat.rfind(')').unwrap() + 2..];
-        let ppid = after.split_whitespace().nth(1).unwrap().parse().unwrap();
-        parents.push((p, ppid));
+        let parent_pid = after.split_whitespace().nth(1).unwrap().parse().unwrap();
+        parents.push((p, parent_pid));
     }
     let mut found = vec![pid];
     let mut i = 0;
