@@ -4,8 +4,8 @@
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    generate::GenerateArgs, profile::ProfileArgs, run::RunArgs, sandbox::SandboxArgs,
-    schema::SchemaArgs,
+    generate::GenerateArgs, policy::PolicyArgs, profile::ProfileArgs, run::RunArgs,
+    sandbox::SandboxArgs, schema::SchemaArgs,
 };
 
 /// Turn a plain-language task plus sample data into a tested Python script.
@@ -59,6 +59,8 @@ pub(crate) enum Command {
     Run(RunArgs),
     /// Try scripts in the sandbox, and check which sandbox backends work here.
     Sandbox(SandboxArgs),
+    /// Check shell commands against the agent's command policy.
+    Policy(PolicyArgs),
 }
 
 /// `generate`'s exit codes.

@@ -8,6 +8,7 @@ use crate::signals::cancel_on_signal;
 pub(crate) mod constraint;
 pub(crate) mod generate;
 pub(crate) mod input;
+pub(crate) mod policy;
 pub(crate) mod profile;
 pub(crate) mod run;
 pub(crate) mod sandbox;
@@ -25,6 +26,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sandbox(args) => {
             exit_code(runtime()?.block_on(cancel_on_signal(sandbox::run(args))))
         }
+        Command::Policy(args) => exit_code(policy::run(args)),
     }
 }
 

@@ -10,6 +10,7 @@ mod examples;
 mod formats;
 mod generate;
 mod pandera;
+mod policy;
 mod robustness;
 mod snapshots;
 
