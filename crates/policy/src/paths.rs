@@ -103,7 +103,13 @@ fn outside(arg: &str, access: Access, system: &SystemPaths) -> Denial {
     let allowed = match access {
         Access::Read => {
             let mut all = system.read.clone();
-            all.extend(system.write.iter().cloned());
+            all.extend(
+                system
+                    .write
+                    .iter()
+                    .filter(|p| !system.read.contains(p))
+                    .cloned(),
+            );
             all
         }
         Access::Write => system.write.clone(),

@@ -125,9 +125,9 @@ struct RuleFile {
     #[serde(default)]
     args_with: Vec<ArgsWith>,
     #[serde(default)]
-    examples: Vec<String>,
+    examples: Vec<Spanned<String>>,
     #[serde(default)]
-    counterexamples: Vec<String>,
+    counterexamples: Vec<Spanned<String>>,
     tool: Option<Tool>,
     packages: Option<PackageManager>,
     #[serde(default)]
@@ -324,7 +324,7 @@ fn add_programs(
                 ));
             }
         }
-        add_examples(&mut rules.examples, raw, Expect::Allow, &span);
+        add_examples(&mut rules.examples, raw, Expect::Allow);
     }
     Ok(())
 }
@@ -368,20 +368,20 @@ fn add_intercepts(
             packages: raw.packages,
             commands,
         });
-        add_examples(&mut rules.examples, raw, Expect::Intercept, &span);
+        add_examples(&mut rules.examples, raw, Expect::Intercept);
     }
     Ok(())
 }
 
-fn add_examples(out: &mut Vec<Example>, raw: &RuleFile, expect: Expect, span: &Range<usize>) {
+fn add_examples(out: &mut Vec<Example>, raw: &RuleFile, expect: Expect) {
     for (list, expect) in [
         (&raw.examples, expect),
         (&raw.counterexamples, Expect::Deny),
     ] {
         out.extend(list.iter().map(|command| Example {
-            command: command.clone(),
+            command: command.get_ref().clone(),
             expect,
-            span: span.clone(),
+            span: command.span(),
         }));
     }
 }

@@ -104,13 +104,13 @@ fn inconsistent_rules_name_their_table() {
 #[test]
 fn an_example_the_rule_contradicts_is_an_error() {
     fails_at(
-        "[program.ls]\nflags = [\"-l\"]\nexamples = [\"ls -la\"]\n",
-        1,
+        "[program.ls]\nflags = [\"-l\"]\nexamples = [\"ls -l\", \"ls -la\"]\n",
+        3,
         "the example `ls -la` should be allowed but is denied",
     );
     fails_at(
         "[program.cat]\nargs = [\"read_path*\"]\ncounterexamples = [\"cat x\"]\n",
-        1,
+        3,
         "the example `cat x` should be denied but is allowed",
     );
 }

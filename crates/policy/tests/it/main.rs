@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
 mod load;
+mod robustness;
 mod table;
 mod workspace;
 

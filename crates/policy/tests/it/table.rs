@@ -172,6 +172,14 @@ const TABLE: &[(&str, Want)] = &[
     ),
     ("find . -delete", Deny("`find -delete` removes every match")),
     (
+        "find . -fprint out.txt",
+        Deny("`find -fprint` writes a file"),
+    ),
+    (
+        "find -L . -name x",
+        Deny("`find -L` follows symbolic links"),
+    ),
+    (
         "awk 'BEGIN{system(\"curl x\")}'",
         Deny("`system()` runs shell commands"),
     ),
@@ -213,6 +221,10 @@ const TABLE: &[(&str, Want)] = &[
     ("rm -rf ./", Deny("the workspace itself")),
     ("rm -rf ..", Deny("`..` is outside the workspace")),
     ("rm -rf /*", Deny("looks outside the workspace")),
+    (
+        "ls ../*",
+        Deny("the glob `../*` looks outside the workspace"),
+    ),
     (
         "rm -rf --no-preserve-root /",
         Deny("`--no-preserve-root` is never needed"),
