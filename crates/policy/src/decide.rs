@@ -132,10 +132,7 @@ fn intercepted(
     ctx: &Context<'_>,
 ) -> Result<Checked, Denial> {
     let prefix = argv[..len].join(" ");
-    let tool = match intercept.tool {
-        Tool::RunTests => "run_tests",
-        Tool::SetPackages => "set_packages",
-    };
+    let tool = intercept.tool.name();
     if !alone {
         return Err(Denial::new(
             DenyKind::NotAlone,
@@ -165,11 +162,7 @@ fn allowed_list(rules: &Rules) -> String {
     let mut text = names.join(", ");
     for intercept in &rules.intercepts {
         if let Some(first) = intercept.commands.first() {
-            let tool = match intercept.tool {
-                Tool::RunTests => "run_tests",
-                Tool::SetPackages => "set_packages",
-            };
-            let _ = write!(text, ", {} (as {tool})", first.join(" "));
+            let _ = write!(text, ", {} (as {})", first.join(" "), intercept.tool.name());
         }
     }
     text

@@ -96,6 +96,16 @@ pub(crate) enum Tool {
     SetPackages,
 }
 
+impl Tool {
+    /// The agent tool's name, as the model knows it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::RunTests => "run_tests",
+            Self::SetPackages => "set_packages",
+        }
+    }
+}
+
 fn yes() -> bool {
     true
 }
