@@ -4,8 +4,8 @@
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    generate::GenerateArgs, policy::PolicyArgs, profile::ProfileArgs, run::RunArgs,
-    sandbox::SandboxArgs, schema::SchemaArgs,
+    eval::EvalArgs, generate::GenerateArgs, policy::PolicyArgs, profile::ProfileArgs,
+    run::RunArgs, sandbox::SandboxArgs, schema::SchemaArgs,
 };
 
 /// Turn a plain-language task plus sample data into a tested Python script.
@@ -57,6 +57,10 @@ pub(crate) enum Command {
     /// Run a generated script (a run directory) on new data.
     #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
+    /// Score a model on a task suite: generate each task per seed, run the scripts on held-out
+    /// data, compare with the reference outputs, print the table and write `eval.json`.
+    #[command(after_help = EVAL_EXIT_CODES)]
+    Eval(Box<EvalArgs>),
     /// Try scripts in the sandbox, and check which sandbox backends work here.
     Sandbox(SandboxArgs),
     /// Check shell commands against the agent's command policy.
@@ -69,3 +73,9 @@ Exit codes:
   0  the tests pass (or were skipped on request)
   1  the loop ended without passing tests (the run directory says why)
   2  error: a bad request, a model that cannot be used, or a sandbox that cannot run";
+
+pub(crate) const EVAL_EXIT_CODES: &str = "\
+Exit codes:
+  0  the eval ran (whatever the score; the table and eval.json say it)
+  2  error: a suite that cannot be read, settings that differ from the runs kept in --out, a
+     model or sandbox that cannot be used";

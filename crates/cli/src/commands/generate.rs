@@ -68,6 +68,14 @@ impl ModelArgs {
         log: Option<PathBuf>,
         prompts_dir: Option<PathBuf>,
     ) -> anyhow::Result<LlmClient> {
+        let mut config = self.config()?;
+        config.conversation_log = log;
+        config.prompts_dir = prompts_dir;
+        Ok(LlmClient::new(config)?)
+    }
+
+    /// The client settings these arguments make (no conversation log, built-in prompts).
+    pub(crate) fn config(&self) -> anyhow::Result<LlmConfig> {
         let model = ModelSpec::parse(&self.model).context("--model")?;
         let mut config = LlmConfig::new(model);
         config.api_base.clone_from(&self.api_base);
@@ -81,12 +89,10 @@ impl ModelArgs {
             seed: self.seed,
             ..CallParams::default()
         };
-        config.conversation_log = log;
-        config.prompts_dir = prompts_dir;
         config.timeouts.total = Duration::from_secs(self.request_timeout);
         config.record.clone_from(&self.record);
         config.replay.clone_from(&self.replay);
-        Ok(LlmClient::new(config)?)
+        Ok(config)
     }
 }
 

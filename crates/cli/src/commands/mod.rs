@@ -6,6 +6,7 @@ use crate::cli::{Cli, Command};
 use crate::signals::cancel_on_signal;
 
 pub(crate) mod constraint;
+pub(crate) mod eval;
 pub(crate) mod generate;
 pub(crate) mod input;
 pub(crate) mod policy;
@@ -27,6 +28,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             exit_code(runtime()?.block_on(cancel_on_signal(sandbox::run(args))))
         }
         Command::Policy(args) => exit_code(policy::run(args)),
+        Command::Eval(args) => {
+            exit_code(runtime()?.block_on(cancel_on_signal(eval::run(*args, &cli.global))))
+        }
     }
 }
 

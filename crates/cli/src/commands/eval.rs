@@ -1,0 +1,161 @@
+//! `autocoder eval SUITE_DIR`: generates every task of a suite with each seed, runs the scripts
+//! on held-out data, and prints the score table (stdout) and writes `eval.json`. Progress goes
+//! to stderr. Finished runs in `--out` are kept, so an interrupted eval resumes.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use autocoder_eval::{EvalEvent, EvalOptions, Split, Suite, render_table, run_suite};
+
+use crate::cli::GlobalArgs;
+use crate::commands::generate::{ModelArgs, SandboxArgs};
+use crate::output::write_stdout;
+
+/// `autocoder eval ...`
+#[derive(Debug, clap::Args)]
+pub(crate) struct EvalArgs {
+    /// The suite: a directory with `suite.json` and `tasks/<name>/`.
+    suite: PathBuf,
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Sampling seeds; each task runs once per seed (`--seeds 1,2,3`).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    seeds: Vec<u64>,
+    /// Only these tasks (`--tasks a,b`); default all.
+    #[arg(long, value_delimiter = ',')]
+    tasks: Vec<String>,
+    /// Only the tasks of this half of the suite.
+    #[arg(long, value_parser = ["dev", "test"])]
+    split: Option<String>,
+    /// Test runs per generation at most.
+    #[arg(long, default_value_t = 10)]
+    max_iterations: u32,
+    /// Tokens per generation at most.
+    #[arg(long, value_name = "TOKENS")]
+    token_budget: Option<u64>,
+    /// Wall-clock limit of one generation, in seconds; past it the task scores as not done.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1200)]
+    task_timeout: u64,
+    /// Where the records, run directories and `eval.json` go; finished runs there are kept.
+    #[arg(long, value_name = "DIR", default_value = "runs/eval")]
+    out: PathBuf,
+    /// Ask for code and tests as Markdown blocks (as `generate --code-in-fences`).
+    #[arg(long)]
+    code_in_fences: bool,
+    /// Show the script to the test writer.
+    #[arg(long)]
+    tests_see_code: bool,
+    /// Sample rows of each dataset shown to the model.
+    #[arg(long, default_value_t = 20)]
+    sample_rows: usize,
+    /// A directory of prompt templates overriding the built-in ones by name.
+    #[arg(long, value_name = "DIR")]
+    prompts_dir: Option<PathBuf>,
+    /// Print `eval.json` on stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
+}
+
+pub(crate) async fn run(args: EvalArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+    if args.model.seed.is_some() {
+        bail!("--seed: an eval runs each task once per seed; use --seeds 1,2,3");
+    }
+    if args.seeds.is_empty() {
+        bail!("--seeds: give at least one seed");
+    }
+    let suite = Suite::load(&args.suite).context("reading the suite")?;
+    let mut tasks = args.tasks.clone();
+    if let Some(split) = &args.split {
+        let wanted = if split == "dev" { Split::Dev } else { Split::Test };
+        let names: Vec<String> = suite
+            .tasks
+            .iter()
+            .filter(|t| t.split == wanted && (tasks.is_empty() || tasks.contains(&t.name)))
+            .map(|t| t.name.clone())
+            .collect();
+        if names.is_empty() {
+            bail!("--split {split}: no task of the selection is in that half");
+        }
+        tasks = names;
+    }
+    let options = EvalOptions {
+        llm: args.model.config()?,
+        model: args.model.model.clone(),
+        seeds: args.seeds.clone(),
+        tasks,
+        max_iterations: args.max_iterations,
+        token_budget: args.token_budget,
+        task_timeout: Duration::from_secs(args.task_timeout),
+        out_dir: args.out.clone(),
+        sandbox: args.sandbox.options()?,
+        code_in_fences: args.code_in_fences,
+        tests_see_code: args.tests_see_code,
+        sample_rows: args.sample_rows,
+        prompts_dir: args.prompts_dir.clone(),
+    };
+    let quiet = global.quiet;
+    let on_event = move |event: &EvalEvent<'_>| {
+        if !quiet {
+            describe(event);
+        }
+    };
+    let report = run_suite(&suite, &options, &on_event).await?;
+    if args.json {
+        write_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
+    } else {
+        write_stdout(&render_table(&report))?;
+    }
+    if !quiet {
+        describe_done(&args.out.join("eval.json"));
+    }
+    Ok(0)
+}
+
+#[allow(
+    clippy::print_stderr,
+    reason = "a run's start and end are progress output, on stderr"
+)]
+fn describe(event: &EvalEvent<'_>) {
+    match event {
+        EvalEvent::Started {
+            task,
+            seed,
+            index,
+            total,
+        } => eprintln!("[{index}/{total}] {task} seed {seed}: generating"),
+        EvalEvent::Kept(record) => eprintln!(
+            "{} seed {}: finished before, kept (held-out correct: {})",
+            record.task,
+            record.seed,
+            record.heldout_correct()
+        ),
+        EvalEvent::Progress(p) => tracing::debug!(
+            "iteration {} · {} · {}s · {} tokens",
+            p.iteration,
+            p.step,
+            p.elapsed_seconds,
+            p.tokens
+        ),
+        EvalEvent::Scoring => eprintln!("  running the script on the held-out cases"),
+        EvalEvent::Finished(record) => {
+            let (right, all) = record.heldout_counts();
+            eprintln!(
+                "  {} seed {}: tests {} after {} run(s), held-out {right}/{all} right, {} tokens, {:.0}s",
+                record.task,
+                record.seed,
+                if record.generated { "pass" } else { "fail" },
+                record.test_runs,
+                record.tokens(),
+                record.seconds
+            );
+        }
+    }
+}
+
+#[allow(clippy::print_stderr, reason = "where the report went is progress output")]
+fn describe_done(path: &std::path::Path) {
+    eprintln!("report: {}", path.display());
+}

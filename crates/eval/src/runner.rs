@@ -1,0 +1,299 @@
+//! Running a suite: each selected task with each seed, one at a time (a local model server has
+//! one slot), through the loop's library API; each finished run is scored on its held-out cases
+//! and written to `OUT/records/` at once, so an interrupted eval resumes where it stopped.
+//!
+//! ```text
+//! OUT/
+//!   eval.json                      the report so far (settings, runs, summaries)
+//!   records/<task>.seed-<n>.json   one finished run each; present = not run again
+//!   runs/<task>/seed-<n>/          the run directory `autocoder generate` would write
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use autocoder_llm::{LlmClient, LlmConfig};
+use autocoder_loop::session::Limits;
+use autocoder_loop::{GenerateOptions, Progress, SandboxOptions, generate};
+use serde::Serialize;
+
+use crate::error::EvalError;
+use crate::report::{EvalReport, RunRecord};
+use crate::score::score_generated;
+use crate::suite::{Suite, Task};
+
+/// What to run and how.
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    /// The model's client settings; each run gets its own seed and conversation log.
+    pub llm: LlmConfig,
+    /// The model as the user named it (`openai/qwen2.5-coder-1.5b-instruct`).
+    pub model: String,
+    /// One run per task and seed.
+    pub seeds: Vec<u64>,
+    /// Task names to run (empty: all).
+    pub tasks: Vec<String>,
+    /// Test runs per generation at most.
+    pub max_iterations: u32,
+    /// Tokens per generation at most.
+    pub token_budget: Option<u64>,
+    /// Wall-clock limit of one generation.
+    pub task_timeout: Duration,
+    /// Where records, run directories and `eval.json` go.
+    pub out_dir: PathBuf,
+    /// The sandbox for generations and scoring.
+    pub sandbox: SandboxOptions,
+    /// Code and tests as Markdown blocks.
+    pub code_in_fences: bool,
+    /// The test writer sees the code.
+    pub tests_see_code: bool,
+    /// Sample rows shown per dataset.
+    pub sample_rows: usize,
+    /// Prompt templates overriding the built-in ones.
+    pub prompts_dir: Option<PathBuf>,
+}
+
+/// The settings that must not change between an eval and its resumption.
+#[derive(Debug, Serialize)]
+struct Settings<'a> {
+    model: &'a str,
+    api_base: Option<&'a str>,
+    params: &'a autocoder_llm::CallParams,
+    max_iterations: u32,
+    token_budget: Option<u64>,
+    task_timeout_seconds: u64,
+    code_in_fences: bool,
+    tests_see_code: bool,
+    sample_rows: usize,
+    prompts_dir: Option<&'a Path>,
+    sandbox: &'static str,
+}
+
+impl EvalOptions {
+    fn settings(&self) -> serde_json::Value {
+        let mut params = self.llm.params.clone();
+        params.seed = None; // the seeds are the runs, not a setting
+        serde_json::to_value(Settings {
+            model: &self.model,
+            api_base: self.llm.api_base.as_deref(),
+            params: &params,
+            max_iterations: self.max_iterations,
+            token_budget: self.token_budget,
+            task_timeout_seconds: self.task_timeout.as_secs(),
+            code_in_fences: self.code_in_fences,
+            tests_see_code: self.tests_see_code,
+            sample_rows: self.sample_rows,
+            prompts_dir: self.prompts_dir.as_deref(),
+            sandbox: self.sandbox.backend.name(),
+        })
+        .unwrap_or_default()
+    }
+}
+
+/// What the eval is doing, for a progress display.
+#[derive(Debug)]
+pub enum EvalEvent<'a> {
+    /// A run starts (`index` counts from 1 over the runs still to do).
+    Started {
+        /// The task.
+        task: &'a str,
+        /// The seed.
+        seed: u64,
+        /// This run's place.
+        index: usize,
+        /// Runs to do.
+        total: usize,
+    },
+    /// A run finished earlier is kept.
+    Kept(&'a RunRecord),
+    /// The loop reports progress.
+    Progress(&'a Progress),
+    /// The generation ended; its script is being run on the held-out cases.
+    Scoring,
+    /// A run finished and was scored.
+    Finished(&'a RunRecord),
+}
+
+/// Runs every selected task with every seed not already finished in `options.out_dir`, and
+/// returns the report of all finished runs (`eval.json`, also written after each run).
+pub async fn run_suite(
+    suite: &Suite,
+    options: &EvalOptions,
+    on_event: &(dyn Fn(&EvalEvent<'_>) + Sync),
+) -> Result<EvalReport, EvalError> {
+    let tasks = suite.select(&options.tasks)?;
+    let settings = options.settings();
+    let records_dir = options.out_dir.join("records");
+    std::fs::create_dir_all(&records_dir).map_err(EvalError::io(&records_dir))?;
+    check_settings(&options.out_dir.join("eval.json"), &settings)?;
+    let mut records = read_records(&records_dir)?;
+    let mut todo = Vec::new();
+    for task in &tasks {
+        for &seed in &options.seeds {
+            match records.iter().find(|r| r.task == task.name && r.seed == seed) {
+                Some(kept) => on_event(&EvalEvent::Kept(kept)),
+                None => todo.push((*task, seed)),
+            }
+        }
+    }
+    write_report(&options.out_dir, &EvalReport::new(settings.clone(), records.clone()))?;
+    let total = todo.len();
+    for (index, (task, seed)) in todo.into_iter().enumerate() {
+        on_event(&EvalEvent::Started {
+            task: &task.name,
+            seed,
+            index: index + 1,
+            total,
+        });
+        let record = run_one(task, seed, options, on_event).await?;
+        write_json(&record_path(&records_dir, &task.name, seed), &record)?;
+        on_event(&EvalEvent::Finished(&record));
+        records.push(record);
+        write_report(&options.out_dir, &EvalReport::new(settings.clone(), records.clone()))?;
+    }
+    // The report covers every finished run in the directory; the selection decides what runs.
+    Ok(EvalReport::new(settings, records))
+}
+
+async fn run_one(
+    task: &Task,
+    seed: u64,
+    options: &EvalOptions,
+    on_event: &(dyn Fn(&EvalEvent<'_>) + Sync),
+) -> Result<RunRecord, EvalError> {
+    let run_dir = options
+        .out_dir
+        .join("runs")
+        .join(&task.name)
+        .join(format!("seed-{seed}"));
+    if run_dir.exists() {
+        // An unfinished run from an interrupted eval: start it again from scratch.
+        std::fs::remove_dir_all(&run_dir).map_err(EvalError::io(&run_dir))?;
+    }
+    let mut config = options.llm.clone();
+    config.params.seed = Some(seed);
+    config.conversation_log = Some(run_dir.join("conversation.jsonl"));
+    config.prompts_dir.clone_from(&options.prompts_dir);
+    let client = LlmClient::new(config)?;
+    let generate_options = GenerateOptions {
+        prompt: task.spec.prompt.clone(),
+        schema_text: task.spec.schema.clone(),
+        constraints: task.spec.constraints.clone(),
+        samples: task.samples(),
+        inputs: task.inputs.clone(),
+        outputs: task.outputs.clone(),
+        system_prompt: None,
+        base_packages: Vec::new(),
+        sample_rows: options.sample_rows,
+        limits: Limits {
+            max_iterations: options.max_iterations,
+            token_budget: options.token_budget,
+            skip_tests: false,
+        },
+        out_dir: run_dir.clone(),
+        sandbox: options.sandbox.clone(),
+        prompts_dir: options.prompts_dir.clone(),
+        tests_see_code: options.tests_see_code,
+        code_in_fences: options.code_in_fences,
+        model: options.model.clone(),
+    };
+    let started = Instant::now();
+    let progress = |p: &Progress| on_event(&EvalEvent::Progress(p));
+    let outcome = tokio::time::timeout(
+        options.task_timeout,
+        generate(&generate_options, &client, &progress),
+    )
+    .await;
+    let seconds = started.elapsed().as_secs_f64();
+    let mut record = RunRecord {
+        task: task.name.clone(),
+        split: task.split,
+        seed,
+        generated: false,
+        reason: String::new(),
+        timed_out: false,
+        test_runs: 0,
+        model_calls: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        cached_tokens: None,
+        seconds,
+        cases: Vec::new(),
+    };
+    match outcome {
+        Err(_) => {
+            record.timed_out = true;
+            record.reason = format!("no result within {} s", options.task_timeout.as_secs());
+        }
+        Ok(Err(err)) => record.reason = format!("error: {err}"),
+        Ok(Ok(result)) => {
+            record.generated = result.success;
+            record.reason.clone_from(&result.reason);
+            record.test_runs = result.attempts;
+            record.model_calls = result.model_calls;
+            record.input_tokens = result.tokens.input_tokens;
+            record.output_tokens = result.tokens.output_tokens;
+            if run_dir.join("solution.py").is_file() {
+                on_event(&EvalEvent::Scoring);
+                record.cases = score_generated(task, &run_dir, &options.sandbox).await?;
+            }
+        }
+    }
+    Ok(record)
+}
+
+fn record_path(dir: &Path, task: &str, seed: u64) -> PathBuf {
+    dir.join(format!("{task}.seed-{seed}.json"))
+}
+
+fn read_records(dir: &Path) -> Result<Vec<RunRecord>, EvalError> {
+    let mut records = Vec::new();
+    let entries = std::fs::read_dir(dir).map_err(EvalError::io(dir))?;
+    for entry in entries {
+        let path = entry.map_err(EvalError::io(dir))?.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let text = std::fs::read_to_string(&path).map_err(EvalError::io(&path))?;
+            let record = serde_json::from_str(&text)
+                .map_err(|source| EvalError::Json { path: path.clone(), source })?;
+            records.push(record);
+        }
+    }
+    Ok(records)
+}
+
+/// Refuses to resume into a directory whose `eval.json` used other settings.
+fn check_settings(path: &Path, settings: &serde_json::Value) -> Result<(), EvalError> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(());
+    };
+    let old: EvalReport = serde_json::from_str(&text)
+        .map_err(|source| EvalError::Json { path: path.to_path_buf(), source })?;
+    if &old.settings == settings {
+        return Ok(());
+    }
+    let difference = match (old.settings.as_object(), settings.as_object()) {
+        (Some(a), Some(b)) => b
+            .iter()
+            .find(|(k, v)| a.get(*k) != Some(v))
+            .map(|(k, v)| format!("{k}: was {}, now {v}", a.get(k).cloned().unwrap_or_default())),
+        _ => None,
+    };
+    Err(EvalError::SettingsChanged {
+        path: path.to_path_buf(),
+        difference: difference.unwrap_or_else(|| "settings".to_owned()),
+    })
+}
+
+fn write_report(out_dir: &Path, report: &EvalReport) -> Result<(), EvalError> {
+    write_json(&out_dir.join("eval.json"), report)
+}
+
+/// Writes `value` to `path` atomically (a temporary file renamed), so a killed eval never
+/// leaves half a record.
+fn write_json(path: &Path, value: &impl Serialize) -> Result<(), EvalError> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|source| EvalError::Json { path: path.to_path_buf(), source })?;
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text + "\n").map_err(EvalError::io(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(EvalError::io(path))
+}

@@ -1,0 +1,210 @@
+//! Scoring one script on a task's cases: run it in the sandbox with each case's inputs, compare
+//! every declared output with the expected one. The generated script runs the way
+//! `autocoder run` runs it (its own environment); the reference runs in a pandas environment.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use autocoder_loop::SandboxOptions;
+use autocoder_loop::request::IoType;
+use autocoder_loop::run::{RunOptions, run};
+use autocoder_sandbox::{EnvCache, EnvSpec, RunOutcome, RunSpec, Sandbox, Value, parse_output};
+use serde::{Deserialize, Serialize};
+
+use crate::error::EvalError;
+use crate::suite::{Case, SAMPLE_CASE, Task};
+
+/// The packages every reference solution may import.
+pub const REFERENCE_PACKAGES: &[&str] = &["pandas"];
+
+/// How one case went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseResult {
+    /// The case (`sample` for the samples).
+    pub name: String,
+    /// Every output matched.
+    pub correct: bool,
+    /// Why not: the first mismatch, or how the run failed.
+    pub detail: Option<String>,
+}
+
+impl CaseResult {
+    fn wrong(name: &str, detail: String) -> Self {
+        CaseResult {
+            name: name.to_owned(),
+            correct: false,
+            detail: Some(detail),
+        }
+    }
+}
+
+/// Runs the generated script in `run_dir` on every case of `task` (the sample case first).
+pub async fn score_generated(
+    task: &Task,
+    run_dir: &Path,
+    sandbox: &SandboxOptions,
+) -> Result<Vec<CaseResult>, EvalError> {
+    let mut results = Vec::new();
+    for case in task.all_cases() {
+        let out = tempfile::tempdir().map_err(EvalError::io(std::env::temp_dir()))?;
+        let options = RunOptions {
+            overrides: task.resolve_args(&case),
+            force: true,
+            sandbox: sandbox.clone(),
+            out_dir: Some(out.path().to_path_buf()),
+        };
+        let result = match run(run_dir, &options).await {
+            Ok((_, outcome)) => judge(task, &case, &outcome)?,
+            Err(err) => CaseResult::wrong(&case.name, format!("cannot run: {err}")),
+        };
+        results.push(result);
+    }
+    Ok(results)
+}
+
+/// Runs the reference solution on `case` and returns its outcome and the directory its outputs
+/// were written to (kept alive by the returned guard).
+pub async fn run_reference(
+    task: &Task,
+    case: &Case,
+    sandbox: &SandboxOptions,
+) -> Result<(RunOutcome, tempfile::TempDir), EvalError> {
+    let box_ = Sandbox::new(sandbox.backend);
+    let cache = EnvCache::new(sandbox.cache_dir.clone().unwrap_or_else(EnvCache::default_dir));
+    let env = cache.ensure(&EnvSpec::new(REFERENCE_PACKAGES)?).await?;
+    let work = tempfile::tempdir().map_err(EvalError::io(std::env::temp_dir()))?;
+    let mut spec = RunSpec::new(env, task.reference(), work.path())?;
+    spec.limits = sandbox.limits;
+    let args = task.resolve_args(case);
+    for sample in task.samples() {
+        let value = match args.get(&sample.name) {
+            Some(path) => Value::File(PathBuf::from(path)),
+            None => Value::File(sample.path.clone()),
+        };
+        spec = spec.input(&sample.name, value);
+    }
+    for input in &task.inputs {
+        if task.spec.samples.contains_key(&input.name) {
+            continue;
+        }
+        let Some(text) = args.get(&input.name) else {
+            return Err(EvalError::suite(
+                task.dir.join("task.json"),
+                format!("case `{}` gives no value for input `{}`", case.name, input.name),
+            ));
+        };
+        let value = match input.ty {
+            IoType::File => Value::File(PathBuf::from(text)),
+            IoType::Dir => Value::Dir(PathBuf::from(text)),
+            ty => parse_output(&input.name, ty, text)?,
+        };
+        spec = spec.input(&input.name, value);
+    }
+    for output in &task.outputs {
+        spec = spec.output(&output.name, output.ty);
+    }
+    let outcome = box_.run(&spec).await?;
+    Ok((outcome, work))
+}
+
+/// Compares a run's outputs with `task`'s expected ones for `case`.
+pub fn judge(task: &Task, case: &Case, outcome: &RunOutcome) -> Result<CaseResult, EvalError> {
+    if !outcome.success() {
+        let why = if outcome.timed_out {
+            "timed out".to_owned()
+        } else {
+            format!("exit code {:?}", outcome.exit_code)
+        };
+        return Ok(CaseResult::wrong(
+            &case.name,
+            format!("the script failed ({why}): {}", tail(&outcome.stderr, 400)),
+        ));
+    }
+    let actual = match &outcome.outputs {
+        Ok(outputs) => outputs,
+        Err(err) => return Ok(CaseResult::wrong(&case.name, err.to_string())),
+    };
+    let expected = expected_outputs(task, &case.name)?;
+    for output in &task.outputs {
+        let Some(got) = actual.get(&output.name) else {
+            return Ok(CaseResult::wrong(&case.name, format!("{}: not written", output.name)));
+        };
+        if let Err(diff) = task.rule(output).check(&expected[&output.name], got) {
+            return Ok(CaseResult::wrong(&case.name, format!("{}: {diff}", output.name)));
+        }
+    }
+    Ok(CaseResult {
+        name: case.name.clone(),
+        correct: true,
+        detail: None,
+    })
+}
+
+/// The expected value of every declared output of `case`, read from `expected/<case>/`.
+pub fn expected_outputs(task: &Task, case: &str) -> Result<BTreeMap<String, Value>, EvalError> {
+    let dir = task.expected_dir(case);
+    let mut values = BTreeMap::new();
+    for output in &task.outputs {
+        let path = dir.join(&output.name);
+        let missing = || {
+            EvalError::suite(
+                &path,
+                format!(
+                    "no expected `{}` for case `{case}`: run the reference to write it (see evals/README.md)",
+                    output.name
+                ),
+            )
+        };
+        let value = match output.ty {
+            IoType::File if path.is_file() => Value::File(path.clone()),
+            IoType::Dir if path.is_dir() => Value::Dir(path.clone()),
+            IoType::File | IoType::Dir => return Err(missing()),
+            ty => {
+                let text = std::fs::read_to_string(&path).map_err(|_| missing())?;
+                parse_output(&output.name, ty, &text)?
+            }
+        };
+        values.insert(output.name.clone(), value);
+    }
+    Ok(values)
+}
+
+/// Copies what the reference wrote for `case` into `expected/<case>/`, replacing what was there.
+pub fn write_expected(task: &Task, case: &str, outputs_dir: &Path) -> Result<(), EvalError> {
+    let dir = task.expected_dir(case);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(EvalError::io(&dir))?;
+    }
+    copy_tree(outputs_dir, &dir).map_err(EvalError::io(&dir))
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+fn tail(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("...{}", &text[start..])
+}
+
+/// Whether `case` is one of the held-out ones (not the samples).
+pub fn is_heldout(case: &CaseResult) -> bool {
+    case.name != SAMPLE_CASE
+}

@@ -1,0 +1,139 @@
+//! `run_suite` end to end on two tasks of the real suite, with the scripted LLM server standing
+//! in for the model (the loop, the sandbox, pytest and the scoring are real): a right answer
+//! scores correct, a wrong one that passes the loop's own tests scores incorrect on the held-out
+//! data, a finished eval is not run again, and changed settings are refused.
+
+mod suite;
+
+use std::time::Duration;
+
+use autocoder_eval::{EvalError, EvalEvent, EvalOptions, Suite, run_suite};
+use autocoder_llm::{LlmConfig, ModelSpec};
+use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
+use serde_json::json;
+
+/// `country-revenue-join` written with an inner join: right on the samples (every customer is
+/// known there), wrong on the held-out orders of unknown customers.
+const INNER_JOIN: &str = r#"import argparse
+import os
+from pathlib import Path
+
+import pandas as pd
+
+OUT = Path(os.environ.get("AUTOCODER_OUTPUTS_DIR", "/var/outputs"))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--orders", required=True)
+    parser.add_argument("--customers", required=True)
+    args = parser.parse_args()
+    orders = pd.read_csv(args.orders)
+    customers = pd.read_csv(args.customers)
+    merged = orders.merge(customers, on="customer_id")
+    report = merged.groupby("country").agg(
+        customers=("customer_id", "nunique"), revenue=("amount", "sum")
+    ).reset_index()
+    report["revenue"] = report["revenue"].round(2)
+    report.sort_values("revenue", ascending=False).to_csv(OUT / "revenue_by_country.csv", index=False)
+    (OUT / "unmatched").write_text(str(len(orders) - len(merged)))
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+const TESTS: &str = r#"def test_runs_on_the_samples(run_solution):
+    result = run_solution()
+    assert result.returncode == 0, result.stderr
+"#;
+
+fn answers(code: &str) -> Vec<Entry> {
+    vec![
+        Entry::step(
+            "plan",
+            Reply::Json(json!({"summary": "s", "approach": ["read", "write"], "edge_cases": []})),
+        ),
+        Entry::step(
+            "code",
+            Reply::Json(json!({"code": code, "packages": ["pandas"], "system_packages": []})),
+        ),
+        Entry::step("tests", Reply::Json(json!({"tests": TESTS}))),
+    ]
+}
+
+fn options(server: &ScriptedServer, out: &std::path::Path) -> EvalOptions {
+    let mut llm = LlmConfig::new(ModelSpec::parse("openai/scripted").unwrap());
+    llm.api_base = Some(server.base_url());
+    EvalOptions {
+        llm,
+        model: "openai/scripted".into(),
+        seeds: vec![7],
+        tasks: vec!["sales-by-region".into(), "country-revenue-join".into()],
+        max_iterations: 2,
+        token_budget: None,
+        task_timeout: Duration::from_secs(600),
+        out_dir: out.to_path_buf(),
+        sandbox: suite::sandbox(),
+        code_in_fences: false,
+        tests_see_code: false,
+        sample_rows: 10,
+        prompts_dir: None,
+    }
+}
+
+#[tokio::test]
+async fn a_right_script_scores_correct_and_a_wrong_one_incorrect() {
+    let suite = Suite::load(&suite::suite_dir()).unwrap();
+    let reference =
+        std::fs::read_to_string(suite.dir.join("tasks/sales-by-region/reference.py")).unwrap();
+    let mut entries = answers(&reference);
+    entries.extend(answers(INNER_JOIN));
+    let server = ScriptedServer::start(Script::new(entries)).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let options = options(&server, out.path());
+
+    let report = run_suite(&suite, &options, &|_| {}).await.unwrap();
+    assert_eq!(report.runs.len(), 2);
+    let sales = report.runs.iter().find(|r| r.task == "sales-by-region").unwrap();
+    assert!(sales.generated, "{sales:#?}");
+    assert!(sales.heldout_correct(), "{sales:#?}");
+    assert_eq!(sales.heldout_counts(), (2, 2));
+    assert_eq!(sales.test_runs, 1);
+    assert!(sales.tokens() > 0);
+    let join = report.runs.iter().find(|r| r.task == "country-revenue-join").unwrap();
+    assert!(join.generated, "the loop's own weak tests pass: {join:#?}");
+    assert_eq!(join.sample_correct(), Some(true), "{join:#?}");
+    assert!(!join.heldout_correct(), "{join:#?}");
+    let detail = join.cases[1].detail.clone().unwrap_or_default();
+    assert!(detail.contains("revenue_by_country.csv"), "{detail}");
+    assert_eq!(report.summary["dev"].heldout_correct, 1);
+    assert_eq!(report.summary["test"].heldout_correct, 0);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("eval.json")).unwrap())
+            .unwrap();
+    assert_eq!(written["runs"].as_array().unwrap().len(), 2);
+
+    // Resumed: nothing runs again (the server has no answers left), the report is the same.
+    let requests = server.requests().len();
+    let kept = std::sync::Mutex::new(0);
+    let again = run_suite(&suite, &options, &|e| {
+        if matches!(e, EvalEvent::Kept(_)) {
+            *kept.lock().unwrap() += 1;
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(server.requests().len(), requests);
+    assert_eq!(*kept.lock().unwrap(), 2);
+    assert_eq!(again.runs, report.runs);
+
+    // Other settings in the same directory are refused rather than mixed.
+    let changed = EvalOptions {
+        max_iterations: 5,
+        ..options
+    };
+    let err = run_suite(&suite, &changed, &|_| {}).await.unwrap_err();
+    assert!(matches!(err, EvalError::SettingsChanged { .. }), "{err}");
+    assert!(err.to_string().contains("max_iterations"), "{err}");
+}
