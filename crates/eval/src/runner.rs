@@ -1,4 +1,4 @@
-//! Running a suite: each selected task with each seed, one at a time (a local model server has
+//! Running a suite: each selected task with each seed (seed by seed), one at a time (a local model server has
 //! one slot), through the loop's library API; each finished run is scored on its held-out cases
 //! and written to `OUT/records/` at once, so an interrupted eval resumes where it stopped.
 //!
@@ -128,8 +128,9 @@ pub async fn run_suite(
     check_settings(&options.out_dir.join("eval.json"), &settings)?;
     let mut records = read_records(&records_dir)?;
     let mut todo = Vec::new();
-    for task in &tasks {
-        for &seed in &options.seeds {
+    // Seed by seed, so an eval stopped early has whole rounds over the tasks.
+    for &seed in &options.seeds {
+        for task in &tasks {
             match records.iter().find(|r| r.task == task.name && r.seed == seed) {
                 Some(kept) => on_event(&EvalEvent::Kept(kept)),
                 None => todo.push((*task, seed)),

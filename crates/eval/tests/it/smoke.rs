@@ -3,14 +3,14 @@
 //! scores correct, a wrong one that passes the loop's own tests scores incorrect on the held-out
 //! data, a finished eval is not run again, and changed settings are refused.
 
-mod suite;
-
 use std::time::Duration;
 
 use autocoder_eval::{EvalError, EvalEvent, EvalOptions, Suite, run_suite};
 use autocoder_llm::{LlmConfig, ModelSpec};
 use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
 use serde_json::json;
+
+use crate::suite;
 
 /// `country-revenue-join` written with an inner join: right on the samples (every customer is
 /// known there), wrong on the held-out orders of unknown customers.
