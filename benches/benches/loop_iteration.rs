@@ -34,6 +34,7 @@ const SALES: &str = "region,qty,price\nnorth,3,2.5\nsouth,2,4.0\nnorth,1,10.0\n"
 
 const SCRIPT: &str = r#"import argparse
 import csv
+import os
 import sys
 
 
@@ -50,7 +51,8 @@ def main():
         total = total_revenue(args.sales)
     except OSError as err:
         sys.exit(f"cannot read {args.sales}: {err}")
-    with open("/var/outputs/total", "w") as handle:
+    outputs = os.environ.get("AUTOCODER_OUTPUTS_DIR", "/var/outputs")
+    with open(os.path.join(outputs, "total"), "w") as handle:
         handle.write(str(total))
 
 
@@ -86,10 +88,15 @@ fn script(expression: &str) -> String {
 fn answers(fail_first: bool) -> Vec<Entry> {
     let plan = Entry::step(
         "plan",
-        Reply::Json(json!({"summary": "sum qty * price", "approach": ["read", "sum", "write"], "edge_cases": []})),
+        Reply::Json(
+            json!({"summary": "sum qty * price", "approach": ["read", "sum", "write"], "edge_cases": []}),
+        ),
     );
     let code = |source: String| {
-        Entry::step("code", Reply::Json(json!({"code": source, "packages": [], "system_packages": []})))
+        Entry::step(
+            "code",
+            Reply::Json(json!({"code": source, "packages": [], "system_packages": []})),
+        )
     };
     let tests = Entry::step("tests", Reply::Json(json!({"tests": TESTS})));
     if !fail_first {
@@ -108,7 +115,9 @@ fn answers(fail_first: bool) -> Vec<Entry> {
         ),
         Entry::step(
             "fix_code",
-            Reply::Json(json!({"edits": [{"find": BAD, "replace": GOOD}], "packages": [], "explanation": "revenue"})),
+            Reply::Json(
+                json!({"edits": [{"find": BAD, "replace": GOOD}], "packages": [], "explanation": "revenue"}),
+            ),
         ),
     ]
 }
@@ -129,10 +138,16 @@ impl Fixture {
     fn options(&self, out: &Path, backend: Backend) -> GenerateOptions {
         GenerateOptions {
             prompt: "Total revenue (qty * price) of the sales file, written as `total`.".into(),
-            samples: vec![Sample { name: "sales".into(), path: self.sample.clone() }],
+            samples: vec![Sample {
+                name: "sales".into(),
+                path: self.sample.clone(),
+            }],
             outputs: vec!["total:float".parse::<Declaration>().unwrap()],
             sample_rows: 10,
-            limits: Limits { max_iterations: 4, ..Limits::default() },
+            limits: Limits {
+                max_iterations: 4,
+                ..Limits::default()
+            },
             out_dir: out.to_path_buf(),
             sandbox: SandboxOptions {
                 backend,
@@ -146,7 +161,9 @@ impl Fixture {
 
     /// One generation against a fresh scripted server; returns its wall time.
     async fn generate(&self, fail_first: bool, backend: Backend, out: &Path) -> Duration {
-        let server = ScriptedServer::start(Script::new(answers(fail_first))).await.unwrap();
+        let server = ScriptedServer::start(Script::new(answers(fail_first)))
+            .await
+            .unwrap();
         let mut config = LlmConfig::new(ModelSpec::parse("openai/scripted").unwrap());
         config.api_base = Some(server.base_url());
         config.conversation_log = Some(out.join("conversation.jsonl"));
@@ -167,7 +184,9 @@ fn bench_loop(c: &mut Criterion) {
     // Warm the environment cache once, as a user's second generation finds it.
     rt.block_on(fixture.generate(false, Backend::Bwrap, &fixture.dir.path().join("warm")));
     let mut group = c.benchmark_group("loop");
-    group.sample_size(10).measurement_time(Duration::from_secs(20));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
     for (name, fail_first) in [("first_try_pass", false), ("fail_diagnose_fix_pass", true)] {
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
@@ -186,14 +205,23 @@ fn bench_loop(c: &mut Criterion) {
 
 /// The four files of a passing run, as the loop wrote them for `backend` (the conftest names the
 /// backend's output directory), with the environment the loop used.
-fn run_files(rt: &tokio::runtime::Runtime, fixture: &Fixture, backend: Backend) -> (PathBuf, Vec<SourceFile>) {
+fn run_files(
+    rt: &tokio::runtime::Runtime,
+    fixture: &Fixture,
+    backend: Backend,
+) -> (PathBuf, Vec<SourceFile>) {
     let out = fixture.dir.path().join(format!("files-{}", backend.name()));
     rt.block_on(fixture.generate(false, backend, &out));
-    let files = ["solution.py", "test_solution.py", "conftest.py", "test_contract.py"]
-        .iter()
-        .filter(|name| out.join(name).is_file())
-        .map(|name| SourceFile::new(*name, std::fs::read_to_string(out.join(name)).unwrap()))
-        .collect();
+    let files = [
+        "solution.py",
+        "test_solution.py",
+        "conftest.py",
+        "test_contract.py",
+    ]
+    .iter()
+    .filter(|name| out.join(name).is_file())
+    .map(|name| SourceFile::new(*name, std::fs::read_to_string(out.join(name)).unwrap()))
+    .collect();
     (out, files)
 }
 
@@ -206,9 +234,14 @@ fn bench_test_run(c: &mut Criterion) {
     let env = rt
         .block_on(cache.ensure(&EnvSpec::new::<&str>(&[]).unwrap()))
         .unwrap();
-    let inputs = vec![Input { name: "sales".into(), value: Value::File(fixture.sample.clone()) }];
+    let inputs = vec![Input {
+        name: "sales".into(),
+        value: Value::File(fixture.sample.clone()),
+    }];
     let mut group = c.benchmark_group("test_run");
-    group.sample_size(20).measurement_time(Duration::from_secs(15));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(15));
 
     // Bare pytest on the host, in a directory holding the same files (host paths in conftest).
     let bare_dir = fixture.dir.path().join("bare");
@@ -219,13 +252,18 @@ fn bench_test_run(c: &mut Criterion) {
     let env_python = env.python.clone();
     group.bench_function("bare_pytest", |b| {
         b.iter(|| {
-            #[allow(clippy::disallowed_methods)] // the bare baseline is pytest with no sandbox at all
+            #[allow(clippy::disallowed_methods)]
+            // the bare baseline is pytest with no sandbox at all
             let out = std::process::Command::new(&env_python)
                 .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
                 .current_dir(&bare_dir)
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stdout)
+            );
         });
     });
     for (name, backend, files) in [
@@ -256,7 +294,9 @@ fn bench_parts(c: &mut Criterion) {
         b.iter(|| rt.block_on(cache.ensure(&spec)).unwrap());
     });
     let prompts = Prompts::embedded().unwrap();
-    group.bench_function("prompts_embedded", |b| b.iter(|| Prompts::embedded().unwrap()));
+    group.bench_function("prompts_embedded", |b| {
+        b.iter(|| Prompts::embedded().unwrap());
+    });
     group.bench_function("render_conftest", |b| {
         b.iter(|| {
             prompts

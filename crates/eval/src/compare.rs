@@ -136,16 +136,16 @@ impl Compare {
     }
 
     fn for_file(name: &str) -> Self {
-        let lower = name.to_ascii_lowercase();
-        if lower.ends_with(".csv") {
-            Compare::Csv(CsvRule::default())
-        } else if lower.ends_with(".json") {
-            Compare::Json(JsonRule::default())
-        } else {
-            Compare::Text {
+        let extension = Path::new(name)
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        match extension.as_deref() {
+            Some("csv") => Compare::Csv(CsvRule::default()),
+            Some("json") => Compare::Json(JsonRule::default()),
+            _ => Compare::Text {
                 ignore_case: false,
                 unordered_lines: false,
-            }
+            },
         }
     }
 
@@ -226,7 +226,11 @@ fn lines(text: &str, ignore_case: bool) -> Vec<String> {
         .lines()
         .map(|l| {
             let l = l.trim_end();
-            if ignore_case { l.to_lowercase() } else { l.to_owned() }
+            if ignore_case {
+                l.to_lowercase()
+            } else {
+                l.to_owned()
+            }
         })
         .collect();
     while lines.last().is_some_and(String::is_empty) {
@@ -235,7 +239,12 @@ fn lines(text: &str, ignore_case: bool) -> Vec<String> {
     lines
 }
 
-fn text_equal(expected: &str, actual: &str, ignore_case: bool, unordered: bool) -> Result<(), String> {
+fn text_equal(
+    expected: &str,
+    actual: &str,
+    ignore_case: bool,
+    unordered: bool,
+) -> Result<(), String> {
     let (mut e, mut a) = (lines(expected, ignore_case), lines(actual, ignore_case));
     if unordered {
         e.sort();
@@ -246,7 +255,12 @@ fn text_equal(expected: &str, actual: &str, ignore_case: bool, unordered: bool) 
     }
     match e.iter().zip(&a).position(|(x, y)| x != y) {
         None => Ok(()),
-        Some(i) => Err(format!("line {}: expected {:?}, got {:?}", i + 1, e[i], a[i])),
+        Some(i) => Err(format!(
+            "line {}: expected {:?}, got {:?}",
+            i + 1,
+            e[i],
+            a[i]
+        )),
     }
 }
 
@@ -254,7 +268,11 @@ fn text_equal(expected: &str, actual: &str, ignore_case: bool, unordered: bool) 
 /// all become `2024-05-01T13:45:00+00:00`; a date alone is midnight.
 pub(crate) fn canonical_datetime(text: &str) -> String {
     let t = text.trim();
-    let (date, rest) = if t.len() > 10 { t.split_at(10) } else { (t, "") };
+    let (date, rest) = if t.len() > 10 {
+        t.split_at(10)
+    } else {
+        (t, "")
+    };
     let rest = rest.trim_start_matches(['T', ' ']);
     let (time, offset) = match rest.find(['+', '-', 'Z']) {
         Some(i) => rest.split_at(i),
@@ -265,7 +283,11 @@ pub(crate) fn canonical_datetime(text: &str) -> String {
         o if o.len() == 5 => format!("{}:{}", &o[..3], &o[3..]),
         o => o.to_owned(),
     };
-    let mut time = if time.is_empty() { "00:00:00".to_owned() } else { time.to_owned() };
+    let mut time = if time.is_empty() {
+        "00:00:00".to_owned()
+    } else {
+        time.to_owned()
+    };
     if time.len() == 5 {
         time.push_str(":00");
     }
@@ -296,7 +318,11 @@ fn cell_equal(expected: &str, actual: &str, abs: f64, rel: f64, ignore_case: boo
     if bools.contains(&e.to_ascii_lowercase().as_str()) {
         return e.eq_ignore_ascii_case(a);
     }
-    if ignore_case { e.to_lowercase() == a.to_lowercase() } else { e == a }
+    if ignore_case {
+        e.to_lowercase() == a.to_lowercase()
+    } else {
+        e == a
+    }
 }
 
 type Table = (Vec<String>, Vec<Vec<String>>);
@@ -329,7 +355,7 @@ fn sort_key(cell: &str) -> String {
         return String::new();
     }
     match c.parse::<f64>() {
-        Ok(x) => format!("{:+024.6}", x),
+        Ok(x) => format!("{x:+024.6}"),
         Err(_) => c.to_lowercase(),
     }
 }
@@ -343,7 +369,10 @@ fn csv_equal(expected: &str, actual: &str, rule: &CsvRule) -> Result<(), String>
     let mut columns = Vec::new();
     for name in &e_header {
         let Some(i) = a_header.iter().position(|h| h.eq_ignore_ascii_case(name)) else {
-            return Err(format!("no column {name:?} (columns: {})", a_header.join(", ")));
+            return Err(format!(
+                "no column {name:?} (columns: {})",
+                a_header.join(", ")
+            ));
         };
         columns.push(i);
     }
@@ -357,10 +386,19 @@ fn csv_equal(expected: &str, actual: &str, rule: &CsvRule) -> Result<(), String>
     // The actual rows with columns in the expected order.
     let mut a_rows: Vec<Vec<String>> = a_rows
         .iter()
-        .map(|row| columns.iter().map(|&i| row.get(i).cloned().unwrap_or_default()).collect())
+        .map(|row| {
+            columns
+                .iter()
+                .map(|&i| row.get(i).cloned().unwrap_or_default())
+                .collect()
+        })
         .collect();
     if e_rows.len() != a_rows.len() {
-        return Err(format!("expected {} rows, got {}", e_rows.len(), a_rows.len()));
+        return Err(format!(
+            "expected {} rows, got {}",
+            e_rows.len(),
+            a_rows.len()
+        ));
     }
     if rule.unordered {
         let mut order: Vec<usize> = Vec::new();
@@ -373,16 +411,25 @@ fn csv_equal(expected: &str, actual: &str, rule: &CsvRule) -> Result<(), String>
         let rest: Vec<usize> = (0..e_header.len()).filter(|i| !order.contains(i)).collect();
         order.extend(rest);
         let key = |row: &Vec<String>| -> Vec<String> {
-            order.iter().map(|&i| sort_key(row.get(i).map_or("", String::as_str))).collect()
+            order
+                .iter()
+                .map(|&i| sort_key(row.get(i).map_or("", String::as_str)))
+                .collect()
         };
         e_rows.sort_by_key(key);
         a_rows.sort_by_key(key);
     }
     for (n, (e, a)) in e_rows.iter().zip(&a_rows).enumerate() {
         for (i, name) in e_header.iter().enumerate() {
-            let (x, y) = (e.get(i).map_or("", String::as_str), a.get(i).map_or("", String::as_str));
+            let (x, y) = (
+                e.get(i).map_or("", String::as_str),
+                a.get(i).map_or("", String::as_str),
+            );
             if !cell_equal(x, y, rule.abs, rule.rel, rule.ignore_case) {
-                return Err(format!("row {} column {name:?}: expected {x:?}, got {y:?}", n + 1));
+                return Err(format!(
+                    "row {} column {name:?}: expected {x:?}, got {y:?}",
+                    n + 1
+                ));
             }
         }
     }
@@ -398,15 +445,18 @@ fn json_equal(expected: &str, actual: &str, rule: &JsonRule) -> Result<(), Strin
 }
 
 fn json_value_equal(
-    e: &serde_json::Value,
-    a: &serde_json::Value,
+    expected: &serde_json::Value,
+    actual: &serde_json::Value,
     rule: &JsonRule,
     at: &str,
 ) -> Result<(), String> {
     use serde_json::Value as J;
-    match (e, a) {
+    match (expected, actual) {
         (J::Number(x), J::Number(y)) => {
-            let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+            let (x, y) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
             close(x, y, rule.abs, rule.rel)
                 .then_some(())
                 .ok_or_else(|| format!("{at}: expected {x}, got {y}"))
@@ -448,7 +498,11 @@ fn json_value_equal(
     }
 }
 
-fn dir_equal(expected: &Value, actual: &Value, files: &BTreeMap<String, Compare>) -> Result<(), String> {
+fn dir_equal(
+    expected: &Value,
+    actual: &Value,
+    files: &BTreeMap<String, Compare>,
+) -> Result<(), String> {
     let (Value::Dir(e), Value::Dir(a)) = (expected, actual) else {
         return Err(format!("expected a directory, got {}", show(actual)));
     };
@@ -457,7 +511,10 @@ fn dir_equal(expected: &Value, actual: &Value, files: &BTreeMap<String, Compare>
         return Err(format!("expected files {e_names:?}, got {a_names:?}"));
     }
     for name in &e_names {
-        let rule = files.get(name).cloned().unwrap_or_else(|| Compare::for_file(name));
+        let rule = files
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| Compare::for_file(name));
         rule.check(&Value::File(e.join(name)), &Value::File(a.join(name)))
             .map_err(|err| format!("{name}: {err}"))?;
     }
@@ -495,13 +552,28 @@ mod tests {
 
     #[test]
     fn numbers_match_within_tolerance_only() {
-        let rule = Compare::Number { abs: 0.01, rel: 0.0 };
-        assert!(rule.check(&Value::Float(25.5), &Value::Float(25.504)).is_ok());
+        let rule = Compare::Number {
+            abs: 0.01,
+            rel: 0.0,
+        };
+        assert!(
+            rule.check(&Value::Float(25.5), &Value::Float(25.504))
+                .is_ok()
+        );
         assert!(rule.check(&Value::Float(25.5), &Value::Int(25)).is_err());
         assert!(rule.check(&Value::Float(3.0), &Value::Int(3)).is_ok());
-        let rule = Compare::Number { abs: 0.0, rel: 1e-3 };
-        assert!(rule.check(&Value::Float(1e6), &Value::Float(1e6 + 999.0)).is_ok());
-        assert!(rule.check(&Value::Float(1e6), &Value::Float(1e6 + 1001.0)).is_err());
+        let rule = Compare::Number {
+            abs: 0.0,
+            rel: 1e-3,
+        };
+        assert!(
+            rule.check(&Value::Float(1e6), &Value::Float(1e6 + 999.0))
+                .is_ok()
+        );
+        assert!(
+            rule.check(&Value::Float(1e6), &Value::Float(1e6 + 1001.0))
+                .is_err()
+        );
     }
 
     #[test]
@@ -526,48 +598,107 @@ mod tests {
         let err = csv_rule(false, &[]).check(&e, &a).unwrap_err();
         assert!(err.contains("row 2 column \"v\""), "{err}");
         let short = text("k,v\na,1\n");
-        assert!(csv_rule(false, &[]).check(&e, &short).unwrap_err().contains("2 rows"));
+        assert!(
+            csv_rule(false, &[])
+                .check(&e, &short)
+                .unwrap_err()
+                .contains("2 rows")
+        );
         let other = text("k,w\na,1\nb,2\n");
-        assert!(csv_rule(false, &[]).check(&e, &other).unwrap_err().contains("no column"));
+        assert!(
+            csv_rule(false, &[])
+                .check(&e, &other)
+                .unwrap_err()
+                .contains("no column")
+        );
     }
 
     #[test]
     fn csv_with_a_quoted_comma_compares_by_field() {
         let e = text("name,n\n\"Smith, J\",1\n");
-        assert_eq!(csv_rule(false, &[]).check(&e, &text("n,name\n1,\"Smith, J\"\n")), Ok(()));
-        assert!(csv_rule(false, &[]).check(&e, &text("name,n\nSmith,1\n")).is_err());
+        assert_eq!(
+            csv_rule(false, &[]).check(&e, &text("n,name\n1,\"Smith, J\"\n")),
+            Ok(())
+        );
+        assert!(
+            csv_rule(false, &[])
+                .check(&e, &text("name,n\nSmith,1\n"))
+                .is_err()
+        );
     }
 
     #[test]
     fn json_ignores_key_order_and_compares_numbers_with_tolerance() {
-        let rule = Compare::Json(JsonRule { abs: 0.01, ..JsonRule::default() });
+        let rule = Compare::Json(JsonRule {
+            abs: 0.01,
+            ..JsonRule::default()
+        });
         let e = text(r#"{"a": 1.0, "b": [1, 2], "c": {"d": null}}"#);
-        assert_eq!(rule.check(&e, &text(r#"{"c": {"d": null}, "b": [1, 2.001], "a": 1}"#)), Ok(()));
-        assert!(rule.check(&e, &text(r#"{"a": 1, "b": [2, 1], "c": {"d": null}}"#)).is_err());
+        assert_eq!(
+            rule.check(&e, &text(r#"{"c": {"d": null}, "b": [1, 2.001], "a": 1}"#)),
+            Ok(())
+        );
+        assert!(
+            rule.check(&e, &text(r#"{"a": 1, "b": [2, 1], "c": {"d": null}}"#))
+                .is_err()
+        );
         assert!(rule.check(&e, &text(r#"{"a": 1, "b": [1, 2]}"#)).is_err());
         assert!(rule.check(&e, &text("not json")).is_err());
-        let unordered = Compare::Json(JsonRule { unordered_arrays: true, ..JsonRule::default() });
-        assert_eq!(unordered.check(&text("[1, 2, 2]"), &text("[2, 1, 2]")), Ok(()));
-        assert!(unordered.check(&text("[1, 2, 2]"), &text("[2, 1, 1]")).is_err());
+        let unordered = Compare::Json(JsonRule {
+            unordered_arrays: true,
+            ..JsonRule::default()
+        });
+        assert_eq!(
+            unordered.check(&text("[1, 2, 2]"), &text("[2, 1, 2]")),
+            Ok(())
+        );
+        assert!(
+            unordered
+                .check(&text("[1, 2, 2]"), &text("[2, 1, 1]"))
+                .is_err()
+        );
     }
 
     #[test]
     fn datetimes_compare_as_instants_spelled_alike() {
-        assert_eq!(canonical_datetime("2024-05-01 13:45:00Z"), "2024-05-01T13:45:00+00:00");
-        assert_eq!(canonical_datetime("2024-05-01T13:45:00.000+0000"), "2024-05-01T13:45:00+00:00");
+        assert_eq!(
+            canonical_datetime("2024-05-01 13:45:00Z"),
+            "2024-05-01T13:45:00+00:00"
+        );
+        assert_eq!(
+            canonical_datetime("2024-05-01T13:45:00.000+0000"),
+            "2024-05-01T13:45:00+00:00"
+        );
         assert_eq!(canonical_datetime("2024-05-01"), "2024-05-01T00:00:00");
-        assert_eq!(canonical_datetime("2024-05-01T13:45"), "2024-05-01T13:45:00");
+        assert_eq!(
+            canonical_datetime("2024-05-01T13:45"),
+            "2024-05-01T13:45:00"
+        );
         let e = Value::Datetime("2024-05-01T13:45:00+02:00".into());
-        assert!(Compare::Datetime.check(&e, &Value::Datetime("2024-05-01 13:45:00+02:00".into())).is_ok());
-        assert!(Compare::Datetime.check(&e, &Value::Datetime("2024-05-01T13:45:00+00:00".into())).is_err());
+        assert!(
+            Compare::Datetime
+                .check(&e, &Value::Datetime("2024-05-01 13:45:00+02:00".into()))
+                .is_ok()
+        );
+        assert!(
+            Compare::Datetime
+                .check(&e, &Value::Datetime("2024-05-01T13:45:00+00:00".into()))
+                .is_err()
+        );
     }
 
     #[test]
     fn text_ignores_trailing_space_and_may_ignore_line_order() {
-        let rule = Compare::Text { ignore_case: false, unordered_lines: false };
+        let rule = Compare::Text {
+            ignore_case: false,
+            unordered_lines: false,
+        };
         assert_eq!(rule.check(&text("a\nb\n"), &text("a  \nb\n\n")), Ok(()));
         assert!(rule.check(&text("a\nb\n"), &text("b\na\n")).is_err());
-        let unordered = Compare::Text { ignore_case: true, unordered_lines: true };
+        let unordered = Compare::Text {
+            ignore_case: true,
+            unordered_lines: true,
+        };
         assert_eq!(unordered.check(&text("a\nB\n"), &text("b\nA")), Ok(()));
     }
 
@@ -577,7 +708,9 @@ mod tests {
         let a = tempfile::tempdir().unwrap();
         std::fs::write(e.path().join("x.csv"), "k,v\na,1\n").unwrap();
         std::fs::write(a.path().join("x.csv"), "v,k\n1.0,a\n").unwrap();
-        let rule = Compare::Dir { files: BTreeMap::new() };
+        let rule = Compare::Dir {
+            files: BTreeMap::new(),
+        };
         let (ev, av) = (Value::Dir(e.path().into()), Value::Dir(a.path().into()));
         assert_eq!(rule.check(&ev, &av), Ok(()));
         std::fs::write(a.path().join("y.csv"), "k\n").unwrap();
@@ -587,8 +720,17 @@ mod tests {
     #[test]
     fn defaults_follow_the_type_and_extension() {
         assert_eq!(Compare::default_for("n", IoType::Int), Compare::Exact);
-        assert!(matches!(Compare::default_for("r.csv", IoType::File), Compare::Csv(_)));
-        assert!(matches!(Compare::default_for("r.JSON", IoType::File), Compare::Json(_)));
-        assert!(matches!(Compare::default_for("r.txt", IoType::File), Compare::Text { .. }));
+        assert!(matches!(
+            Compare::default_for("r.csv", IoType::File),
+            Compare::Csv(_)
+        ));
+        assert!(matches!(
+            Compare::default_for("r.JSON", IoType::File),
+            Compare::Json(_)
+        ));
+        assert!(matches!(
+            Compare::default_for("r.txt", IoType::File),
+            Compare::Text { .. }
+        ));
     }
 }

@@ -59,7 +59,10 @@ impl RunRecord {
 
     /// Right on the samples (`None` when it was not scored).
     pub fn sample_correct(&self) -> Option<bool> {
-        self.cases.iter().find(|c| !is_heldout(c)).map(|c| c.correct)
+        self.cases
+            .iter()
+            .find(|c| !is_heldout(c))
+            .map(|c| c.correct)
     }
 
     /// Input plus output tokens.
@@ -163,7 +166,15 @@ fn summarize(runs: &[&RunRecord]) -> SplitSummary {
 /// The table: one line per run, then a summary per split.
 pub fn render_table(report: &EvalReport) -> String {
     let header = [
-        "task", "split", "seed", "generated", "held-out", "sample", "test runs", "tokens", "cached",
+        "task",
+        "split",
+        "seed",
+        "generated",
+        "held-out",
+        "sample",
+        "test runs",
+        "tokens",
+        "cached",
         "wall s",
     ];
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| (*h).to_owned()).collect()];
@@ -189,7 +200,12 @@ pub fn render_table(report: &EvalReport) -> String {
         ]);
     }
     let widths: Vec<usize> = (0..header.len())
-        .map(|i| rows.iter().map(|row| row[i].chars().count()).max().unwrap_or(0))
+        .map(|i| {
+            rows.iter()
+                .map(|row| row[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for row in &rows {
@@ -207,7 +223,10 @@ pub fn render_table(report: &EvalReport) -> String {
             .map(|(seed, n)| format!("seed {seed}: {n}"))
             .collect();
         let per = |v: Option<f64>, unit: &str| {
-            v.map_or_else(|| "n/a (none correct)".to_owned(), |v| format!("{v:.0} {unit}"))
+            v.map_or_else(
+                || "n/a (none correct)".to_owned(),
+                |v| format!("{v:.0} {unit}"),
+            )
         };
         let _ = writeln!(
             out,
@@ -290,14 +309,25 @@ mod tests {
             ],
         );
         let dev = &report.summary["dev"];
-        assert_eq!((dev.runs, dev.heldout_correct, dev.tasks, dev.tasks_ever_correct), (3, 1, 2, 1));
+        assert_eq!(
+            (
+                dev.runs,
+                dev.heldout_correct,
+                dev.tasks,
+                dev.tasks_ever_correct
+            ),
+            (3, 1, 2, 1)
+        );
         assert_eq!(dev.correct_by_seed, BTreeMap::from([(1, 1), (2, 0)]));
         assert_eq!(dev.tokens_per_correct, Some(3000.0));
         assert_eq!(report.summary["test"].tokens_per_correct, None);
         assert_eq!(report.runs[0].task, "a");
         let table = render_table(&report);
         assert!(table.contains("yes (1/1)"), "{table}");
-        assert!(table.contains("dev: held-out correct 1/3 runs (seed 1: 1, seed 2: 0)"), "{table}");
+        assert!(
+            table.contains("dev: held-out correct 1/3 runs (seed 1: 1, seed 2: 0)"),
+            "{table}"
+        );
         assert!(table.contains("test: held-out correct 0/1"), "{table}");
     }
 }

@@ -131,13 +131,19 @@ pub async fn run_suite(
     // Seed by seed, so an eval stopped early has whole rounds over the tasks.
     for &seed in &options.seeds {
         for task in &tasks {
-            match records.iter().find(|r| r.task == task.name && r.seed == seed) {
+            match records
+                .iter()
+                .find(|r| r.task == task.name && r.seed == seed)
+            {
                 Some(kept) => on_event(&EvalEvent::Kept(kept)),
                 None => todo.push((*task, seed)),
             }
         }
     }
-    write_report(&options.out_dir, &EvalReport::new(settings.clone(), records.clone()))?;
+    write_report(
+        &options.out_dir,
+        &EvalReport::new(settings.clone(), records.clone()),
+    )?;
     let total = todo.len();
     for (index, (task, seed)) in todo.into_iter().enumerate() {
         on_event(&EvalEvent::Started {
@@ -150,7 +156,10 @@ pub async fn run_suite(
         write_json(&record_path(&records_dir, &task.name, seed), &record)?;
         on_event(&EvalEvent::Finished(&record));
         records.push(record);
-        write_report(&options.out_dir, &EvalReport::new(settings.clone(), records.clone()))?;
+        write_report(
+            &options.out_dir,
+            &EvalReport::new(settings.clone(), records.clone()),
+        )?;
     }
     // The report covers every finished run in the directory; the selection decides what runs.
     Ok(EvalReport::new(settings, records))
@@ -254,8 +263,10 @@ fn read_records(dir: &Path) -> Result<Vec<RunRecord>, EvalError> {
         let path = entry.map_err(EvalError::io(dir))?.path();
         if path.extension().is_some_and(|e| e == "json") {
             let text = std::fs::read_to_string(&path).map_err(EvalError::io(&path))?;
-            let record = serde_json::from_str(&text)
-                .map_err(|source| EvalError::Json { path: path.clone(), source })?;
+            let record = serde_json::from_str(&text).map_err(|source| EvalError::Json {
+                path: path.clone(),
+                source,
+            })?;
             records.push(record);
         }
     }
@@ -267,16 +278,20 @@ fn check_settings(path: &Path, settings: &serde_json::Value) -> Result<(), EvalE
     let Ok(text) = std::fs::read_to_string(path) else {
         return Ok(());
     };
-    let old: EvalReport = serde_json::from_str(&text)
-        .map_err(|source| EvalError::Json { path: path.to_path_buf(), source })?;
+    let old: EvalReport = serde_json::from_str(&text).map_err(|source| EvalError::Json {
+        path: path.to_path_buf(),
+        source,
+    })?;
     if &old.settings == settings {
         return Ok(());
     }
     let difference = match (old.settings.as_object(), settings.as_object()) {
-        (Some(a), Some(b)) => b
-            .iter()
-            .find(|(k, v)| a.get(*k) != Some(v))
-            .map(|(k, v)| format!("{k}: was {}, now {v}", a.get(k).cloned().unwrap_or_default())),
+        (Some(a), Some(b)) => b.iter().find(|(k, v)| a.get(*k) != Some(v)).map(|(k, v)| {
+            format!(
+                "{k}: was {}, now {v}",
+                a.get(k).cloned().unwrap_or_default()
+            )
+        }),
         _ => None,
     };
     Err(EvalError::SettingsChanged {
@@ -292,8 +307,10 @@ fn write_report(out_dir: &Path, report: &EvalReport) -> Result<(), EvalError> {
 /// Writes `value` to `path` atomically (a temporary file renamed), so a killed eval never
 /// leaves half a record.
 fn write_json(path: &Path, value: &impl Serialize) -> Result<(), EvalError> {
-    let text = serde_json::to_string_pretty(value)
-        .map_err(|source| EvalError::Json { path: path.to_path_buf(), source })?;
+    let text = serde_json::to_string_pretty(value).map_err(|source| EvalError::Json {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, text + "\n").map_err(EvalError::io(&tmp))?;
     std::fs::rename(&tmp, path).map_err(EvalError::io(path))

@@ -70,7 +70,12 @@ pub async fn run_reference(
     sandbox: &SandboxOptions,
 ) -> Result<(RunOutcome, tempfile::TempDir), EvalError> {
     let box_ = Sandbox::new(sandbox.backend);
-    let cache = EnvCache::new(sandbox.cache_dir.clone().unwrap_or_else(EnvCache::default_dir));
+    let cache = EnvCache::new(
+        sandbox
+            .cache_dir
+            .clone()
+            .unwrap_or_else(EnvCache::default_dir),
+    );
     let env = cache.ensure(&EnvSpec::new(REFERENCE_PACKAGES)?).await?;
     let work = tempfile::tempdir().map_err(EvalError::io(std::env::temp_dir()))?;
     let mut spec = RunSpec::new(env, task.reference(), work.path())?;
@@ -90,7 +95,10 @@ pub async fn run_reference(
         let Some(text) = args.get(&input.name) else {
             return Err(EvalError::suite(
                 task.dir.join("task.json"),
-                format!("case `{}` gives no value for input `{}`", case.name, input.name),
+                format!(
+                    "case `{}` gives no value for input `{}`",
+                    case.name, input.name
+                ),
             ));
         };
         let value = match input.ty {
@@ -127,10 +135,16 @@ pub fn judge(task: &Task, case: &Case, outcome: &RunOutcome) -> Result<CaseResul
     let expected = expected_outputs(task, &case.name)?;
     for output in &task.outputs {
         let Some(got) = actual.get(&output.name) else {
-            return Ok(CaseResult::wrong(&case.name, format!("{}: not written", output.name)));
+            return Ok(CaseResult::wrong(
+                &case.name,
+                format!("{}: not written", output.name),
+            ));
         };
         if let Err(diff) = task.rule(output).check(&expected[&output.name], got) {
-            return Ok(CaseResult::wrong(&case.name, format!("{}: {diff}", output.name)));
+            return Ok(CaseResult::wrong(
+                &case.name,
+                format!("{}: {diff}", output.name),
+            ));
         }
     }
     Ok(CaseResult {

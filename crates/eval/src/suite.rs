@@ -213,9 +213,11 @@ impl Suite {
     pub fn load(dir: &Path) -> Result<Self, EvalError> {
         let dir = std::path::absolute(dir).map_err(EvalError::io(dir))?;
         let manifest_path = dir.join("suite.json");
-        let text = std::fs::read_to_string(&manifest_path).map_err(EvalError::io(&manifest_path))?;
-        let manifest: Manifest = serde_json::from_str(&text)
-            .map_err(|err| EvalError::suite(&manifest_path, format!("not a suite manifest: {err}")))?;
+        let text =
+            std::fs::read_to_string(&manifest_path).map_err(EvalError::io(&manifest_path))?;
+        let manifest: Manifest = serde_json::from_str(&text).map_err(|err| {
+            EvalError::suite(&manifest_path, format!("not a suite manifest: {err}"))
+        })?;
         let mut tasks = Vec::new();
         for entry in manifest.tasks {
             if tasks.iter().any(|t: &Task| t.name == entry.name) {
@@ -235,7 +237,10 @@ impl Suite {
     /// The tasks named in `names` (all when empty), in suite order; an unknown name is an error
     /// listing the known ones.
     pub fn select(&self, names: &[String]) -> Result<Vec<&Task>, EvalError> {
-        if let Some(unknown) = names.iter().find(|n| !self.tasks.iter().any(|t| &t.name == *n)) {
+        if let Some(unknown) = names
+            .iter()
+            .find(|n| !self.tasks.iter().any(|t| &t.name == *n))
+        {
             let known: Vec<&str> = self.tasks.iter().map(|t| t.name.as_str()).collect();
             return Err(EvalError::suite(
                 self.dir.join("suite.json"),
@@ -272,7 +277,10 @@ fn load_task(dir: &Path, entry: &ManifestEntry) -> Result<Task, EvalError> {
     }
     for (name, sample) in &spec.samples {
         if !dir.join(sample).is_file() {
-            return Err(bad(format!("samples.{name}: no file {sample} in {}", dir.display())));
+            return Err(bad(format!(
+                "samples.{name}: no file {sample} in {}",
+                dir.display()
+            )));
         }
     }
     for name in spec.compare.keys() {
@@ -297,17 +305,27 @@ fn load_task(dir: &Path, entry: &ManifestEntry) -> Result<Task, EvalError> {
         )));
     }
     for case in task.all_cases() {
-        if task.spec.cases.iter().filter(|c| c.name == case.name).count() > 1 {
+        if task
+            .spec
+            .cases
+            .iter()
+            .filter(|c| c.name == case.name)
+            .count()
+            > 1
+        {
             return Err(bad(format!("cases: `{}` is given twice", case.name)));
         }
         for (name, value) in &case.args {
-            let known = task.inputs.iter().any(|d| &d.name == name)
-                || task.spec.samples.contains_key(name);
+            let known =
+                task.inputs.iter().any(|d| &d.name == name) || task.spec.samples.contains_key(name);
             if !known {
                 return Err(bad(format!("cases.{}.args: no input `{name}`", case.name)));
             }
             if task.is_path_input(name) && !task.dir.join(value).exists() {
-                return Err(bad(format!("cases.{}.args.{name}: no file {value}", case.name)));
+                return Err(bad(format!(
+                    "cases.{}.args.{name}: no file {value}",
+                    case.name
+                )));
             }
         }
     }

@@ -69,7 +69,11 @@ pub(crate) async fn run(args: EvalArgs, global: &GlobalArgs) -> anyhow::Result<i
     let suite = Suite::load(&args.suite).context("reading the suite")?;
     let mut tasks = args.tasks.clone();
     if let Some(split) = &args.split {
-        let wanted = if split == "dev" { Split::Dev } else { Split::Test };
+        let wanted = if split == "dev" {
+            Split::Dev
+        } else {
+            Split::Test
+        };
         let names: Vec<String> = suite
             .tasks
             .iter()
@@ -155,7 +159,10 @@ fn describe(event: &EvalEvent<'_>) {
     }
 }
 
-#[allow(clippy::print_stderr, reason = "where the report went is progress output")]
+#[allow(
+    clippy::print_stderr,
+    reason = "where the report went is progress output"
+)]
 fn describe_done(path: &std::path::Path) {
     eprintln!("report: {}", path.display());
 }

@@ -6,6 +6,7 @@
 
 mod constraints;
 mod errors;
+mod eval;
 mod examples;
 mod formats;
 mod generate;

@@ -43,10 +43,10 @@ if __name__ == "__main__":
     main()
 "#;
 
-const TESTS: &str = r#"def test_runs_on_the_samples(run_solution):
+const TESTS: &str = r"def test_runs_on_the_samples(run_solution):
     result = run_solution()
     assert result.returncode == 0, result.stderr
-"#;
+";
 
 fn answers(code: &str) -> Vec<Entry> {
     vec![
@@ -95,13 +95,21 @@ async fn a_right_script_scores_correct_and_a_wrong_one_incorrect() {
 
     let report = run_suite(&suite, &options, &|_| {}).await.unwrap();
     assert_eq!(report.runs.len(), 2);
-    let sales = report.runs.iter().find(|r| r.task == "sales-by-region").unwrap();
+    let sales = report
+        .runs
+        .iter()
+        .find(|r| r.task == "sales-by-region")
+        .unwrap();
     assert!(sales.generated, "{sales:#?}");
     assert!(sales.heldout_correct(), "{sales:#?}");
     assert_eq!(sales.heldout_counts(), (2, 2));
     assert_eq!(sales.test_runs, 1);
     assert!(sales.tokens() > 0);
-    let join = report.runs.iter().find(|r| r.task == "country-revenue-join").unwrap();
+    let join = report
+        .runs
+        .iter()
+        .find(|r| r.task == "country-revenue-join")
+        .unwrap();
     assert!(join.generated, "the loop's own weak tests pass: {join:#?}");
     assert_eq!(join.sample_correct(), Some(true), "{join:#?}");
     assert!(!join.heldout_correct(), "{join:#?}");

@@ -43,14 +43,23 @@ async fn every_reference_reproduces_its_expected_outputs_on_every_case() {
         for case in task.all_cases() {
             let (outcome, work) = run_reference(task, &case, &sandbox).await.unwrap();
             if write {
-                assert!(outcome.success(), "{} {}: {}", task.name, case.name, outcome.stderr);
+                assert!(
+                    outcome.success(),
+                    "{} {}: {}",
+                    task.name,
+                    case.name,
+                    outcome.stderr
+                );
                 write_expected(task, &case.name, &work.path().join("outputs")).unwrap();
                 continue;
             }
             let result = judge(task, &case, &outcome).unwrap();
             checked += 1;
             if !result.correct {
-                failures.push(format!("{} / {}: {:?}", task.name, case.name, result.detail));
+                failures.push(format!(
+                    "{} / {}: {:?}",
+                    task.name, case.name, result.detail
+                ));
             }
         }
     }
