@@ -203,16 +203,11 @@ fn bench_loop(c: &mut Criterion) {
     group.finish();
 }
 
-/// The four files of a passing run, as the loop wrote them for `backend` (the conftest names the
-/// backend's output directory), with the environment the loop used.
-fn run_files(
-    rt: &tokio::runtime::Runtime,
-    fixture: &Fixture,
-    backend: Backend,
-) -> (PathBuf, Vec<SourceFile>) {
-    let out = fixture.dir.path().join(format!("files-{}", backend.name()));
-    rt.block_on(fixture.generate(false, backend, &out));
-    let files = [
+/// The four files of a passing bubblewrap run, as the loop wrote them.
+fn run_files(rt: &tokio::runtime::Runtime, fixture: &Fixture) -> Vec<SourceFile> {
+    let out = fixture.dir.path().join("files");
+    rt.block_on(fixture.generate(false, Backend::Bwrap, &out));
+    [
         "solution.py",
         "test_solution.py",
         "conftest.py",
@@ -221,16 +216,28 @@ fn run_files(
     .iter()
     .filter(|name| out.join(name).is_file())
     .map(|name| SourceFile::new(*name, std::fs::read_to_string(out.join(name)).unwrap()))
-    .collect();
-    (out, files)
+    .collect()
+}
+
+/// The same files with the sandbox's paths replaced by host ones, for runs without isolation.
+fn on_host(files: &[SourceFile], outputs: &Path, sample: &Path) -> Vec<SourceFile> {
+    files
+        .iter()
+        .map(|f| {
+            let text = f
+                .contents
+                .replace("/var/outputs", &outputs.display().to_string())
+                .replace("/var/inputs/sales.csv", &sample.display().to_string());
+            SourceFile::new(f.name.clone(), text)
+        })
+        .collect()
 }
 
 fn bench_test_run(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let fixture = Fixture::new();
     let cache = EnvCache::new(env_dir());
-    let (_, bwrap_files) = run_files(&rt, &fixture, Backend::Bwrap);
-    let (_, none_files) = run_files(&rt, &fixture, Backend::None);
+    let bwrap_files = run_files(&rt, &fixture);
     let env = rt
         .block_on(cache.ensure(&EnvSpec::new::<&str>(&[]).unwrap()))
         .unwrap();
@@ -243,10 +250,10 @@ fn bench_test_run(c: &mut Criterion) {
         .sample_size(20)
         .measurement_time(Duration::from_secs(15));
 
-    // Bare pytest on the host, in a directory holding the same files (host paths in conftest).
+    // Bare pytest on the host, in a directory holding the same files (host paths in them).
     let bare_dir = fixture.dir.path().join("bare");
-    std::fs::create_dir_all(&bare_dir).unwrap();
-    for f in &none_files {
+    std::fs::create_dir_all(bare_dir.join("outputs")).unwrap();
+    for f in on_host(&bwrap_files, &bare_dir.join("outputs"), &fixture.sample) {
         std::fs::write(bare_dir.join(&f.name), &f.contents).unwrap();
     }
     let env_python = env.python.clone();
@@ -256,6 +263,7 @@ fn bench_test_run(c: &mut Criterion) {
             // the bare baseline is pytest with no sandbox at all
             let out = std::process::Command::new(&env_python)
                 .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+                .env("AUTOCODER_OUTPUTS_DIR", bare_dir.join("outputs"))
                 .current_dir(&bare_dir)
                 .output()
                 .unwrap();
@@ -266,9 +274,12 @@ fn bench_test_run(c: &mut Criterion) {
             );
         });
     });
-    for (name, backend, files) in [
-        ("sandbox_none", Backend::None, &none_files),
-        ("sandbox_bwrap", Backend::Bwrap, &bwrap_files),
+    // The sandbox's runner without isolation writes outputs to RUN_DIR/outputs.
+    let none_run = fixture.dir.path().join("none-run");
+    let none_files = on_host(&bwrap_files, &none_run.join("outputs"), &fixture.sample);
+    for (name, backend, files, run_dir) in [
+        ("sandbox_none", Backend::None, &none_files, Some(none_run)),
+        ("sandbox_bwrap", Backend::Bwrap, &bwrap_files, None),
     ] {
         let sandbox = Sandbox::new(backend);
         let mut spec = PytestSpec::new(env.clone(), files.clone());
@@ -276,7 +287,8 @@ fn bench_test_run(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| {
                 let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-                let report = rt.block_on(sandbox.run_pytest(&spec, work.path())).unwrap();
+                let dir = run_dir.clone().unwrap_or_else(|| work.path().to_path_buf());
+                let report = rt.block_on(sandbox.run_pytest(&spec, &dir)).unwrap();
                 assert!(report.all_passed(), "{}{}", report.stdout, report.stderr);
             });
         });
