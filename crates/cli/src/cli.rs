@@ -4,8 +4,8 @@
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    eval::EvalArgs, generate::GenerateArgs, policy::PolicyArgs, profile::ProfileArgs,
-    run::RunArgs, sandbox::SandboxArgs, schema::SchemaArgs,
+    eval::EvalArgs, generate::GenerateArgs, policy::PolicyArgs, profile::ProfileArgs, run::RunArgs,
+    sandbox::SandboxArgs, schema::SchemaArgs,
 };
 
 /// Turn a plain-language task plus sample data into a tested Python script.
