@@ -30,8 +30,12 @@ pub fn profile_path(
         Boundary::QuoteParity
     };
     let attempt = |boundary| -> Result<Profile, ChunkFailure> {
-        let (reader, total, _) = open_path(path)?;
-        let opened = open(reader, total, &settings(path_name(path), options, boundary))?;
+        let (reader, total, gzip) = open_path(path)?;
+        let opened = open(
+            reader,
+            total,
+            &settings(path_name(path), options, boundary, gzip),
+        )?;
         profile_opened(opened, path_name(path), options, progress)
     };
     match attempt(boundary) {
@@ -57,11 +61,11 @@ pub fn profile_reader<R: Read + Send>(
 ) -> Result<Profile, ProfileError> {
     check_options(options)?;
     let boxed: Box<dyn Read + Send + '_> = Box::new(reader);
-    let reader = crate::source::gunzip_if_needed(boxed, source_name)?;
+    let (reader, gzip) = crate::source::gunzip_if_needed(boxed, source_name)?;
     let opened = open(
         reader,
         0,
-        &settings(source_name.to_owned(), options, Boundary::Parse),
+        &settings(source_name.to_owned(), options, Boundary::Parse, gzip),
     )?;
     profile_opened(opened, source_name.to_owned(), options, progress)
         .map_err(|f| failure(f, source_name.to_owned()))
@@ -104,10 +108,24 @@ pub(crate) fn check_options(options: &ProfileOptions) -> Result<(), ProfileError
     {
         return bad("the delimiter must differ from the quote and from line ends");
     }
+    if let Some(c) = options.comment {
+        let d = options.dialect.unwrap_or_default();
+        if c == d.quote || c == d.delimiter || matches!(c, b'\n' | b'\r') || !c.is_ascii() {
+            return bad(
+                "the comment character must be ASCII and differ from the delimiter, the quote and line ends",
+            );
+        }
+    }
     Ok(())
 }
 
-fn settings(source_name: String, options: &ProfileOptions, boundary: Boundary) -> OpenSettings {
+fn settings(
+    source_name: String,
+    options: &ProfileOptions,
+    boundary: Boundary,
+    gzip: bool,
+) -> OpenSettings {
+    let given = options.dialect.unwrap_or_default();
     OpenSettings {
         source_name,
         dialect: options.dialect,
@@ -115,6 +133,16 @@ fn settings(source_name: String, options: &ProfileOptions, boundary: Boundary) -
         chunk_bytes: options.chunk_bytes,
         max_record_bytes: options.max_record_bytes,
         boundary,
+        encoding: options
+            .encoding
+            .or_else(|| options.dialect.map(|d| d.encoding).filter(|e| !e.is_utf8())),
+        skip_rows: if options.skip_rows > 0 {
+            options.skip_rows
+        } else {
+            given.skip_rows
+        },
+        comment: options.comment.or(given.comment),
+        gzip,
     }
 }
 

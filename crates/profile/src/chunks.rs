@@ -9,7 +9,9 @@
 
 use std::io::Read;
 
-use crate::{Dialect, ProfileError};
+use crate::encoding::MalformedAt;
+use crate::quotes::unclosed_quote;
+use crate::{Dialect, Encoding, ProfileError};
 
 /// How chunk boundaries are found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +49,12 @@ pub(crate) struct Chunker<'a> {
     pub(crate) source_name: String,
     /// Buffers of finished chunks, for reuse.
     pub(crate) recycled: Option<std::sync::mpsc::Receiver<Vec<u8>>>,
+    /// Bytes read so far (after decompression and decoding).
+    pub(crate) bytes_read: u64,
+    /// The input's encoding, for errors.
+    pub(crate) encoding: Encoding,
+    /// Whether the input is gzip, for errors.
+    pub(crate) gzip: bool,
 }
 
 impl Chunker<'_> {
@@ -58,14 +66,43 @@ impl Chunker<'_> {
         let missing = want - self.buf.len();
         self.buf.reserve(missing);
         // `read_to_end` fills the spare capacity without zeroing it first.
-        let n = (&mut self.reader)
+        let before = self.buf.len();
+        let result = (&mut self.reader)
             .take(missing as u64)
-            .read_to_end(&mut self.buf)
-            .map_err(|e| ProfileError::io(&self.source_name, e))?;
-        if n < missing {
-            self.eof = true;
+            .read_to_end(&mut self.buf);
+        let n = self.buf.len() - before;
+        self.bytes_read += n as u64;
+        match result {
+            Ok(_) => {
+                if n < missing {
+                    self.eof = true;
+                }
+                Ok(())
+            }
+            Err(error) => Err(self.read_error(error)),
         }
-        Ok(())
+    }
+
+    /// The error for a read that failed partway, naming the line reached.
+    fn read_error(&self, error: std::io::Error) -> ProfileError {
+        if let Some(MalformedAt(line)) = error.get_ref().and_then(|e| e.downcast_ref()) {
+            return ProfileError::InvalidEncoding {
+                source_name: self.source_name.clone(),
+                line: *line,
+                encoding: self.encoding.python_name(),
+            };
+        }
+        ProfileError::Read {
+            source_name: self.source_name.clone(),
+            line: self.line + count_newlines(&self.buf),
+            bytes: self.bytes_read,
+            hint: if self.gzip {
+                " (`gzip -t FILE` tests a .gz file)"
+            } else {
+                ""
+            },
+            error,
+        }
     }
 
     /// The next chunk, or `None` at the end of the input.
@@ -93,11 +130,7 @@ impl Chunker<'_> {
                 None if self.eof => self.buf.len(),
                 None => {
                     if self.buf.len() > self.max_record_bytes.saturating_add(target) {
-                        return Err(ProfileError::RecordTooLarge {
-                            source_name: self.source_name.clone(),
-                            line: self.line,
-                            limit: self.max_record_bytes,
-                        });
+                        return Err(self.too_large());
                     }
                     want = self.buf.len().saturating_mul(2);
                     continue;
@@ -128,6 +161,24 @@ impl Chunker<'_> {
             self.line += count_newlines(&chunk.bytes);
             self.index += 1;
             return Ok(Some(chunk));
+        }
+    }
+}
+
+impl Chunker<'_> {
+    /// The error for a buffer that holds no record end: a quote that never closes (named by
+    /// its line), or a record over the limit.
+    fn too_large(&self) -> ProfileError {
+        if let Some(at) = unclosed_quote(&self.buf, self.dialect) {
+            return ProfileError::UnclosedQuote {
+                source_name: self.source_name.clone(),
+                line: self.line + count_newlines(&self.buf[..at]),
+            };
+        }
+        ProfileError::RecordTooLarge {
+            source_name: self.source_name.clone(),
+            line: self.line,
+            limit: self.max_record_bytes,
         }
     }
 }
@@ -191,6 +242,9 @@ mod tests {
             boundary,
             source_name: "t.csv".into(),
             recycled: None,
+            bytes_read: 0,
+            encoding: Encoding::UTF8,
+            gzip: false,
         };
         let mut out = Vec::new();
         while let Some(c) = chunker.next_chunk().unwrap() {

@@ -1,7 +1,7 @@
 //! Classifies one non-missing field the way pandas would read it: boolean, integer, float, date,
 //! datetime, or text. Hand-written and allocation-free: this runs once per value.
 
-use crate::temporal::{IsoForm, parse_date, parse_iso_datetime};
+use crate::temporal::{IsoForm, NAMED_FORMATS, parse_date, parse_iso_datetime, parse_named};
 
 /// What a field's text is.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,10 +14,18 @@ pub(crate) enum Kind {
     Float(f64),
     /// A date in the formats of the mask, with its day number under the first of them.
     Date {
-        /// Formats of [`crate::temporal::DATE_FORMATS`] it fits.
-        formats: u8,
+        /// Formats (bits of [`crate::temporal::format_text`]) it fits.
+        formats: u32,
         /// Days since the epoch under the first fitting format.
         days: i64,
+    },
+    /// A datetime in one of the named, non-ISO formats of the mask, with its seconds since the
+    /// epoch under the first of them.
+    Stamp {
+        /// Formats it fits.
+        formats: u32,
+        /// Seconds since the epoch under the first fitting format.
+        seconds: f64,
     },
     /// An ISO 8601 datetime.
     Datetime {
@@ -30,9 +38,34 @@ pub(crate) enum Kind {
     Text,
 }
 
-/// Classifies a non-missing field.
+/// Classifies a non-missing field; of the dates and datetimes read with chrono, only the
+/// `candidates` (a mask of formats) are tried, when the text is nothing else.
 #[inline]
-pub(crate) fn classify(text: &str) -> Kind {
+pub(crate) fn classify(text: &str, candidates: u32) -> Kind {
+    match classify_fast(text) {
+        Kind::Text if candidates & NAMED_FORMATS != 0 => named(text, candidates),
+        kind => kind,
+    }
+}
+
+/// A date or datetime in one of the formats read with chrono, or text.
+#[inline(never)]
+fn named(text: &str, candidates: u32) -> Kind {
+    match parse_named(text, candidates) {
+        Some((formats, seconds, true)) => Kind::Stamp { formats, seconds },
+        // Day numbers of four-digit years fit in i64.
+        #[allow(clippy::cast_possible_truncation)]
+        Some((formats, days, false)) => Kind::Date {
+            formats,
+            days: days as i64,
+        },
+        None => Kind::Text,
+    }
+}
+
+/// [`classify`] without the chrono formats.
+#[inline]
+fn classify_fast(text: &str) -> Kind {
     let b = text.as_bytes();
     let Some(&first) = b.first() else {
         return Kind::Text;
@@ -180,25 +213,25 @@ mod tests {
 
     #[test]
     fn numbers_like_pandas() {
-        assert_eq!(classify("42"), Kind::Int(42));
-        assert_eq!(classify("-0"), Kind::Int(0));
-        assert_eq!(classify("+3"), Kind::Int(3));
-        assert_eq!(classify(" 12 "), Kind::Int(12));
-        assert_eq!(classify("0"), Kind::Int(0));
-        assert_eq!(classify("-9223372036854775808"), Kind::Int(i64::MIN));
-        assert_eq!(classify("9223372036854775808"), Kind::Text);
-        assert_eq!(classify("02134"), Kind::Text);
-        assert_eq!(classify("007"), Kind::Text);
-        assert_eq!(classify("1e5"), Kind::Float(1e5));
-        assert_eq!(classify(".5"), Kind::Float(0.5));
-        assert_eq!(classify("5."), Kind::Float(5.0));
-        assert_eq!(classify("0.25"), Kind::Float(0.25));
-        assert_eq!(classify("-Infinity"), Kind::Float(f64::NEG_INFINITY));
-        assert_eq!(classify("iNf"), Kind::Float(f64::INFINITY));
+        assert_eq!(classify_fast("42"), Kind::Int(42));
+        assert_eq!(classify_fast("-0"), Kind::Int(0));
+        assert_eq!(classify_fast("+3"), Kind::Int(3));
+        assert_eq!(classify_fast(" 12 "), Kind::Int(12));
+        assert_eq!(classify_fast("0"), Kind::Int(0));
+        assert_eq!(classify_fast("-9223372036854775808"), Kind::Int(i64::MIN));
+        assert_eq!(classify_fast("9223372036854775808"), Kind::Text);
+        assert_eq!(classify_fast("02134"), Kind::Text);
+        assert_eq!(classify_fast("007"), Kind::Text);
+        assert_eq!(classify_fast("1e5"), Kind::Float(1e5));
+        assert_eq!(classify_fast(".5"), Kind::Float(0.5));
+        assert_eq!(classify_fast("5."), Kind::Float(5.0));
+        assert_eq!(classify_fast("0.25"), Kind::Float(0.25));
+        assert_eq!(classify_fast("-Infinity"), Kind::Float(f64::NEG_INFINITY));
+        assert_eq!(classify_fast("iNf"), Kind::Float(f64::INFINITY));
         for text in [
             "1_000", "0x1F", "1,5", "1.5e", "12a", "-", "$5", "1d5", "nan",
         ] {
-            assert_eq!(classify(text), Kind::Text, "{text}");
+            assert_eq!(classify_fast(text), Kind::Text, "{text}");
         }
     }
 
@@ -287,25 +320,25 @@ mod tests {
                 text.push_str(pieces[(x >> 33) as usize % pieces.len()]);
             }
             if !text.is_ascii() {
-                assert_eq!(classify(&text), Kind::Text, "{text:?}");
+                assert_eq!(classify_fast(&text), Kind::Text, "{text:?}");
             }
         }
     }
 
     #[test]
     fn booleans_dates_and_datetimes() {
-        assert_eq!(classify("True"), Kind::Bool(true));
-        assert_eq!(classify("false"), Kind::Bool(false));
-        assert_eq!(classify("yes"), Kind::Text);
-        assert_eq!(classify("tRUE"), Kind::Text);
+        assert_eq!(classify_fast("True"), Kind::Bool(true));
+        assert_eq!(classify_fast("false"), Kind::Bool(false));
+        assert_eq!(classify_fast("yes"), Kind::Text);
+        assert_eq!(classify_fast("tRUE"), Kind::Text);
         assert!(matches!(
-            classify("2024-01-31"),
+            classify_fast("2024-01-31"),
             Kind::Date { formats: 1, .. }
         ));
         assert!(matches!(
-            classify("2024-01-31T10:00:00Z"),
+            classify_fast("2024-01-31T10:00:00Z"),
             Kind::Datetime { .. }
         ));
-        assert_eq!(classify("2024-13-01"), Kind::Text);
+        assert_eq!(classify_fast("2024-13-01"), Kind::Text);
     }
 }

@@ -1,10 +1,18 @@
-//! How a CSV file is written: its delimiter, quote, header and byte-order mark, and how to guess
-//! them from the first bytes.
+//! How a CSV file is written: its delimiter, quote, header, byte-order mark, encoding and the
+//! lines pandas is told to skip, and how to guess the first four from the first bytes.
 
 use serde::{Deserialize, Serialize};
 
-/// The delimiters [`Dialect::sniff`] considers, in order of preference on ties.
+use crate::Encoding;
+use crate::classify::{Kind, classify};
+use crate::temporal::ALL_FORMATS;
+
+/// The delimiters [`Dialect::sniff`] considers, in order of preference on ties; a space is
+/// considered after them (see [`Dialect::sniff`]).
 pub const SNIFF_DELIMITERS: [u8; 4] = [b',', b'\t', b';', b'|'];
+
+/// Records of the head the header vote looks at.
+const VOTE_RECORDS: usize = 21;
 
 /// The UTF-8 byte-order mark.
 pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -23,6 +31,30 @@ pub struct Dialect {
     pub has_header: bool,
     /// Whether the file starts with a UTF-8 byte-order mark (skipped when reading).
     pub bom: bool,
+    /// The text encoding (given, or UTF-16 found by its byte-order mark); absent in JSON for
+    /// UTF-8.
+    #[serde(default, skip_serializing_if = "is_utf8")]
+    pub encoding: Encoding,
+    /// Lines skipped at the start of the file, before the header (pandas' `skiprows`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skip_rows: u64,
+    /// The comment character: from it to the end of its line is ignored, outside quotes
+    /// (pandas' `comment`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "opt_byte_as_char"
+    )]
+    pub comment: Option<u8>,
+}
+
+fn is_utf8(e: &Encoding) -> bool {
+    e.is_utf8()
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // the signature serde's `skip_serializing_if` expects
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Default for Dialect {
@@ -32,15 +64,23 @@ impl Default for Dialect {
             quote: b'"',
             has_header: true,
             bom: false,
+            encoding: Encoding::UTF8,
+            skip_rows: 0,
+            comment: None,
         }
     }
 }
 
 impl Dialect {
     /// Guesses the dialect from the first bytes of a file (a few tens of KiB are plenty): the
-    /// byte-order mark, the delimiter among [`SNIFF_DELIMITERS`] that splits the lines into the
-    /// most consistent number of fields (more fields win ties), and whether the first line is a
-    /// header: it is, as pandas assumes, unless one of its fields is a number.
+    /// byte-order mark; the delimiter among [`SNIFF_DELIMITERS`] that splits the lines into the
+    /// most consistent number of fields (more fields win ties), or a space when none of them
+    /// splits the first line and single spaces split every line alike with a numeric column
+    /// (scikit-learn's `linnerud_*.csv`); and whether the first line is a header. It is when
+    /// none of its fields is a number (pandas' assumption), or when its fields' types differ
+    /// from the types of the rows below in more columns than they agree (Python's
+    /// `csv.Sniffer` vote, which DuckDB's sniffer follows too): `150,4,setosa` over rows of
+    /// floats is a header.
     pub fn sniff(head: &[u8]) -> Dialect {
         let bom = head.starts_with(UTF8_BOM);
         let body = if bom { &head[UTF8_BOM.len()..] } else { head };
@@ -58,13 +98,16 @@ impl Dialect {
                 best = (delimiter, consistent, first);
             }
         }
+        if best.1 == 0 && space_delimited(body) {
+            best.0 = b' ';
+        }
         let delimiter = best.0;
         let has_header = looks_like_header(body, delimiter, b'"');
         Dialect {
             delimiter,
-            quote: b'"',
             has_header,
             bom,
+            ..Dialect::default()
         }
     }
 
@@ -108,15 +151,28 @@ mod byte_as_char {
     }
 }
 
+/// [`byte_as_char`] for an optional byte.
+mod opt_byte_as_char {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[allow(clippy::ref_option)] // the signature serde's `with` expects
+    pub(super) fn serialize<S: Serializer>(byte: &Option<u8>, s: S) -> Result<S::Ok, S::Error> {
+        match byte {
+            Some(b) => super::byte_as_char::serialize(b, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
+        #[derive(Deserialize)]
+        struct Wrapped(#[serde(with = "super::byte_as_char")] u8);
+        Ok(Option::<Wrapped>::deserialize(d)?.map(|w| w.0))
+    }
+}
+
 /// Field counts of up to `max_records` complete records of `head`.
 fn field_counts(head: &[u8], delimiter: u8, quote: u8, max_records: usize) -> Vec<usize> {
-    let dialect = Dialect {
-        delimiter,
-        quote,
-        has_header: false,
-        bom: false,
-    };
-    let mut reader = dialect.csv_reader();
+    let mut reader = dialect_of(delimiter, quote).csv_reader();
     let mut out = vec![0u8; 1 << 16];
     let mut ends = vec![0usize; 4096];
     let mut input = head;
@@ -135,38 +191,128 @@ fn field_counts(head: &[u8], delimiter: u8, quote: u8, max_records: usize) -> Ve
     counts
 }
 
-/// The first record's fields, when `head` holds it completely.
-fn first_record(head: &[u8], dialect: Dialect) -> Option<Vec<String>> {
+/// Up to `max` complete records of `head`, as text.
+fn records(head: &[u8], dialect: Dialect, max: usize) -> Vec<Vec<String>> {
     let mut reader = dialect.csv_reader();
     let mut out = vec![0u8; head.len() + 1];
     let mut ends = vec![0usize; head.len() + 1];
-    let (result, _, _, nend) = reader.read_record(head, &mut out, &mut ends);
-    if result != csv_core::ReadRecordResult::Record {
-        return None;
+    let mut input = head;
+    let mut records = Vec::new();
+    while records.len() < max {
+        let (result, nin, _, nend) = reader.read_record(input, &mut out, &mut ends);
+        input = &input[nin..];
+        if result != csv_core::ReadRecordResult::Record {
+            break;
+        }
+        let mut start = 0;
+        let mut fields = Vec::with_capacity(nend);
+        for &end in &ends[..nend] {
+            fields.push(String::from_utf8_lossy(&out[start..end]).into_owned());
+            start = end;
+        }
+        records.push(fields);
     }
-    let mut start = 0;
-    let mut fields = Vec::with_capacity(nend);
-    for &end in &ends[..nend] {
-        fields.push(String::from_utf8_lossy(&out[start..end]).into_owned());
-        start = end;
-    }
-    Some(fields)
+    records
 }
 
-fn looks_like_header(body: &[u8], delimiter: u8, quote: u8) -> bool {
-    let dialect = Dialect {
+fn dialect_of(delimiter: u8, quote: u8) -> Dialect {
+    Dialect {
         delimiter,
         quote,
         has_header: false,
-        bom: false,
+        ..Dialect::default()
+    }
+}
+
+/// Whether single spaces split every line of `body` into the same number (at least 2) of
+/// non-empty fields, with one column numeric in every row below the first.
+fn space_delimited(body: &[u8]) -> bool {
+    let rows = records(body, dialect_of(b' ', b'"'), VOTE_RECORDS);
+    let Some(first) = rows.first() else {
+        return false;
     };
-    let Some(fields) = first_record(body, dialect) else {
+    if first.len() < 2
+        || rows.len() < 2
+        || rows
+            .iter()
+            .any(|r| r.len() != first.len() || r.iter().any(String::is_empty))
+    {
+        return false;
+    }
+    (0..first.len()).any(|i| {
+        rows[1..]
+            .iter()
+            .all(|r| matches!(classify(&r[i], ALL_FORMATS), Kind::Int(_) | Kind::Float(_)))
+    })
+}
+
+/// What a cell is, for the header vote: Python's `csv.Sniffer` tells `int`, `float` and text
+/// of one length apart; dates and booleans are told apart too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Int,
+    Float,
+    Bool,
+    Date,
+    Datetime,
+    Text(usize),
+}
+
+fn class(cell: &str) -> Option<Class> {
+    if crate::nulls::PANDAS_NA_VALUES.contains(&cell) {
+        return None;
+    }
+    Some(match classify(cell, ALL_FORMATS) {
+        Kind::Int(_) => Class::Int,
+        Kind::Float(_) => Class::Float,
+        Kind::Bool(_) => Class::Bool,
+        Kind::Date { .. } => Class::Date,
+        Kind::Datetime { .. } | Kind::Stamp { .. } => Class::Datetime,
+        Kind::Text => Class::Text(cell.chars().count()),
+    })
+}
+
+fn looks_like_header(body: &[u8], delimiter: u8, quote: u8) -> bool {
+    let rows = records(body, dialect_of(delimiter, quote), VOTE_RECORDS);
+    let Some(header) = rows.first() else {
         return true;
     };
-    fields.iter().all(|f| {
+    let numeric = |f: &String| {
         let t = f.trim();
-        t.is_empty() || t.parse::<f64>().is_err()
-    })
+        !t.is_empty() && t.parse::<f64>().is_ok()
+    };
+    if !header.iter().any(numeric) {
+        return true;
+    }
+    // The vote: +1 for each column whose rows agree on a class the first line's cell lacks,
+    // -1 for each whose first cell has it; columns whose rows disagree do not vote.
+    let mut votes = 0i64;
+    for (i, cell) in header.iter().enumerate() {
+        let mut body_class: Option<Class> = None;
+        let mut consistent = true;
+        for row in &rows[1..] {
+            let Some(c) = row.get(i).and_then(|f| class(f)) else {
+                continue;
+            };
+            match body_class {
+                None => body_class = Some(c),
+                Some(b) if b == c => {}
+                // Integers among floats are floats, as a column's type.
+                Some(Class::Float) if c == Class::Int => {}
+                Some(Class::Int) if c == Class::Float => body_class = Some(Class::Float),
+                Some(_) => consistent = false,
+            }
+        }
+        let (Some(expected), true) = (body_class, consistent) else {
+            continue;
+        };
+        match class(cell) {
+            Some(c) if c == expected => votes -= 1,
+            Some(Class::Int) if expected == Class::Float => votes -= 1,
+            _ => votes += 1,
+        }
+    }
+    votes > 0
 }
 
 #[cfg(test)]

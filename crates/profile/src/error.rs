@@ -3,15 +3,35 @@
 use std::path::PathBuf;
 
 /// Why a file could not be profiled or scanned. Every variant names the source (a path, or `-`
-/// for standard input) and, where it applies, the physical line (1-based) and the column.
+/// for standard input) and, where it applies, the physical line (1-based) and the column. The
+/// advice names the `autocoder` command-line flags that help (`--skip-bad-rows`,
+/// `--skip-rows`, `--encoding`, `--max-record-mb`); library users set the matching
+/// [`crate::ProfileOptions`] fields.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
-    /// The file could not be opened or read.
-    #[error("cannot read {source_name}: {error}; check that the file exists and is readable")]
+    /// The file could not be opened.
+    #[error("cannot open {source_name}: {error}; check that the file exists and is readable")]
     Io {
         /// The file.
         source_name: String,
         /// The operating system's error.
+        #[source]
+        error: std::io::Error,
+    },
+    /// Reading stopped partway: a truncated or corrupt compressed stream, or a failing device.
+    #[error(
+        "{source_name}: reading stopped at line {line}, after {bytes} bytes of text: {error}; the file is truncated or corrupt{hint}"
+    )]
+    Read {
+        /// The file.
+        source_name: String,
+        /// The physical line being read.
+        line: u64,
+        /// Bytes of text read before the failure (after decompression).
+        bytes: u64,
+        /// Extra advice (for gzip: how to check the archive).
+        hint: &'static str,
+        /// The underlying error.
         #[source]
         error: std::io::Error,
     },
@@ -23,7 +43,7 @@ pub enum ProfileError {
     },
     /// The file looks binary (it has NUL bytes), so it is not a CSV file.
     #[error(
-        "{source_name} looks like a binary file (a NUL byte at line {line}), not CSV text; pass a CSV file, or `.gz` for gzip"
+        "{source_name} looks like a binary file (a NUL byte at line {line}), not CSV text; pass a CSV file, `.gz` for gzip, or its text encoding with `--encoding`"
     )]
     Binary {
         /// The file.
@@ -33,7 +53,7 @@ pub enum ProfileError {
     },
     /// A field is not valid UTF-8.
     #[error(
-        "{source_name}, line {line}, column `{column}`: the text is not valid UTF-8; re-encode the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)"
+        "{source_name}, line {line}, column `{column}`: the text is not valid UTF-8; give its encoding (`--encoding latin-1`, `--encoding cp1252`, ...) or re-encode the file as UTF-8"
     )]
     InvalidUtf8 {
         /// The file.
@@ -43,9 +63,21 @@ pub enum ProfileError {
         /// The column's name (or `#n`, 1-based, past the header).
         column: String,
     },
+    /// The bytes are not valid in the encoding the file was said to have.
+    #[error(
+        "{source_name}, line {line}: the bytes are not valid {encoding}; give the file's real encoding with `--encoding`"
+    )]
+    InvalidEncoding {
+        /// The file.
+        source_name: String,
+        /// The physical line of the first invalid byte.
+        line: u64,
+        /// The encoding's name.
+        encoding: String,
+    },
     /// A record has more fields than the header (pandas refuses these too).
     #[error(
-        "{source_name}, line {line}: expected {expected} fields (as in the header), found {found}; fix the row, or profile with bad rows skipped"
+        "{source_name}, line {line}: expected {expected} fields (as in the {reference}), found {found}; fix the row, skip rows like it with `--skip-bad-rows`, or skip lines at the start of the file with `--skip-rows N`"
     )]
     TooManyFields {
         /// The file.
@@ -56,10 +88,22 @@ pub enum ProfileError {
         expected: usize,
         /// Fields in this record.
         found: usize,
+        /// `header`, or `first row` for files without a header.
+        reference: &'static str,
     },
-    /// A single record is larger than the configured limit (often an unclosed quote).
+    /// A quote opens a field that never closes: the rest of the file would be one field.
     #[error(
-        "{source_name}, line {line}: a record is longer than {limit} bytes; look for an unclosed quote near this line, or raise the record size limit"
+        "{source_name}, line {line}: a quote opens a field that is never closed, so the rest of the file would be one value; close or remove the quote, or skip the row with `--skip-bad-rows`"
+    )]
+    UnclosedQuote {
+        /// The file.
+        source_name: String,
+        /// The physical line of the opening quote.
+        line: u64,
+    },
+    /// A single record is larger than the configured limit.
+    #[error(
+        "{source_name}, line {line}: a record is longer than {limit} bytes; raise the limit with `--max-record-mb`"
     )]
     RecordTooLarge {
         /// The file.
@@ -74,6 +118,17 @@ pub enum ProfileError {
     InvalidOptions {
         /// What is wrong.
         reason: String,
+    },
+    /// Not even one worker thread could be started (a process or memory limit).
+    #[error(
+        "cannot start a thread to read {source_name}: {error}; lower `--threads` or raise the process limit (`ulimit -u`)"
+    )]
+    Spawn {
+        /// The file.
+        source_name: String,
+        /// The operating system's error.
+        #[source]
+        error: std::io::Error,
     },
     /// A worker thread panicked; this is a bug in autocoder.
     #[error(

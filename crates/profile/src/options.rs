@@ -1,6 +1,6 @@
 //! What the profiler is asked to do: how to read the file and how much to keep.
 
-use crate::{Dialect, NullSpec};
+use crate::{Dialect, Encoding, NullSpec};
 
 /// What to do with a record that has more fields than the header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -31,8 +31,9 @@ pub struct ProfileOptions {
     /// Worker threads; `0` uses every available core.
     pub threads: usize,
     /// Distinct values are counted exactly up to this many per column, then estimated. Files
-    /// with more than 12 columns get `120_000 / columns` (at least 256), to bound memory; files
-    /// with more than 32 columns also estimate with a smaller `HyperLogLog` (1.6% error).
+    /// with more than 4 columns get at most `200_000 / columns` (at least 256), to bound
+    /// memory; files with more than 32 columns also estimate with a smaller `HyperLogLog`
+    /// (1.6% error).
     pub distinct_exact_bound: usize,
     /// How many most frequent values to report per column.
     pub top_k: usize,
@@ -48,8 +49,17 @@ pub struct ProfileOptions {
     pub chunk_bytes: usize,
     /// The longest record accepted, in bytes.
     pub max_record_bytes: usize,
-    /// What to do with records that have too many fields.
+    /// What to do with records that have too many fields (and the record of a quote that
+    /// never closes).
     pub long_rows: LongRows,
+    /// Lines to skip at the start of the file, before the header (pandas' `skiprows=N`).
+    pub skip_rows: u64,
+    /// From this character to the end of its line is ignored, outside quotes; lines that
+    /// start with it are skipped (pandas' `comment=`).
+    pub comment: Option<u8>,
+    /// The file's text encoding; `None` reads UTF-8 (or UTF-16 when a byte-order mark says
+    /// so).
+    pub encoding: Option<Encoding>,
 }
 
 impl Default for ProfileOptions {
@@ -61,7 +71,7 @@ impl Default for ProfileOptions {
             sample_rows: 100,
             seed: 0x5EED,
             threads: 0,
-            distinct_exact_bound: 10_000,
+            distinct_exact_bound: 50_000,
             top_k: 10,
             histogram_bins: 20,
             quantile_sample: 16_384,
@@ -69,18 +79,28 @@ impl Default for ProfileOptions {
             chunk_bytes: 4 << 20,
             max_record_bytes: 64 << 20,
             long_rows: LongRows::Error,
+            skip_rows: 0,
+            comment: None,
+            encoding: None,
         }
     }
 }
 
 impl ProfileOptions {
-    /// The number of worker threads to use.
+    /// The number of worker threads to use: [`ProfileOptions::threads`], at most the number
+    /// of cores (more cannot go faster, and each thread holds a chunk); every core for `0`.
     pub fn effective_threads(&self) -> usize {
-        if self.threads == 0 {
-            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
-        } else {
-            self.threads
-        }
+        effective_threads(self.threads)
+    }
+}
+
+/// `threads` capped at the number of cores; every core for `0`.
+pub(crate) fn effective_threads(threads: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    if threads == 0 {
+        cores
+    } else {
+        threads.min(cores)
     }
 }
 

@@ -59,52 +59,85 @@ where
             let _ = token_tx.send(());
         }
 
-        let reader_done = done_tx.clone();
-        scope.spawn(move || {
-            loop {
-                if token_rx.recv().is_err() {
-                    return;
-                }
-                match chunker.next_chunk() {
-                    Ok(Some(chunk)) => {
-                        if chunk_tx.send(chunk).is_err() {
+        // Workers first: when the process may not start them all, fewer do the same work.
+        let work = &work;
+        let chunk_rx = &chunk_rx;
+        let mut workers = 0;
+        let mut refused = None;
+        for i in 0..threads {
+            let done_tx = done_tx.clone();
+            let recycle_tx = recycle_tx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("profile-worker-{i}"))
+                .spawn_scoped(scope, move || {
+                    loop {
+                        let next = match chunk_rx.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok(chunk) = next else { return };
+                        let result = work(&chunk).map(|value| Done {
+                            index: chunk.index,
+                            bytes: chunk.bytes.len() as u64,
+                            first_line: chunk.first_line,
+                            value,
+                        });
+                        let _ = recycle_tx.send(chunk.bytes);
+                        let failed = result.is_err();
+                        if done_tx.send(result).is_err() || failed {
                             return;
                         }
                     }
-                    Ok(None) => return,
-                    Err(e) => {
-                        let _ = reader_done.send(Err(ChunkFailure::Error(e)));
-                        return;
-                    }
+                });
+            match spawned {
+                Ok(_) => workers += 1,
+                Err(error) => {
+                    refused = Some(error);
+                    break;
                 }
             }
-        });
+        }
+        let spawn_error = |error| {
+            ChunkFailure::Error(ProfileError::Spawn {
+                source_name: source_name.clone(),
+                error,
+            })
+        };
+        if workers == 0 {
+            drop(chunk_tx);
+            return Err(spawn_error(refused.unwrap_or_else(|| {
+                std::io::Error::other("no worker thread was started")
+            })));
+        }
+        if let Some(error) = refused {
+            tracing::debug!(workers, %error, "fewer worker threads than asked for");
+        }
 
-        let work = &work;
-        let chunk_rx = &chunk_rx;
-        for _ in 0..threads {
-            let done_tx = done_tx.clone();
-            let recycle_tx = recycle_tx.clone();
-            scope.spawn(move || {
+        let reader_done = done_tx.clone();
+        let reader = std::thread::Builder::new()
+            .name("profile-reader".to_owned())
+            .spawn_scoped(scope, move || {
                 loop {
-                    let next = match chunk_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(chunk) = next else { return };
-                    let result = work(&chunk).map(|value| Done {
-                        index: chunk.index,
-                        bytes: chunk.bytes.len() as u64,
-                        first_line: chunk.first_line,
-                        value,
-                    });
-                    let _ = recycle_tx.send(chunk.bytes);
-                    let failed = result.is_err();
-                    if done_tx.send(result).is_err() || failed {
+                    if token_rx.recv().is_err() {
                         return;
+                    }
+                    match chunker.next_chunk() {
+                        Ok(Some(chunk)) => {
+                            if chunk_tx.send(chunk).is_err() {
+                                return;
+                            }
+                        }
+                        Ok(None) => return,
+                        Err(e) => {
+                            let _ = reader_done.send(Err(ChunkFailure::Error(e)));
+                            return;
+                        }
                     }
                 }
             });
+        // A reader that could not start dropped the chunk sender: the workers stop.
+        if let Err(error) = reader {
+            return Err(spawn_error(error));
         }
         drop(done_tx);
 

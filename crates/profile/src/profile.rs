@@ -81,6 +81,10 @@ pub struct BadRows {
     pub short_rows: u64,
     /// Records with more fields than the header, skipped (only with [`crate::LongRows::Skip`]).
     pub long_rows: u64,
+    /// Quotes that opened a field and never closed: the record up to the end of the quote's
+    /// line was skipped, and reading went on after it (only with [`crate::LongRows::Skip`]).
+    #[serde(default)]
+    pub unclosed_quotes: u64,
     /// The physical lines (1-based) of the first bad records, at most 20.
     pub first_bad_lines: Vec<u64>,
 }

@@ -6,6 +6,7 @@ use std::cell::Cell;
 
 use crate::chunks::{Chunk, count_newlines};
 use crate::pipeline::ChunkFailure;
+use crate::quotes::unclosed_quote;
 use crate::{Dialect, LongRows, NullSpec, ProfileError};
 
 /// One record of a chunk: its fields as text, and where it is in the file.
@@ -138,6 +139,7 @@ pub(crate) struct ChunkCounts {
     pub(crate) rows: u64,
     pub(crate) short_rows: u64,
     pub(crate) long_rows: u64,
+    pub(crate) unclosed_quotes: u64,
 }
 
 /// Calls `each` with every record of `chunk` that has at most as many fields as the header
@@ -178,11 +180,27 @@ pub(crate) fn parse_chunk(
                 text
             }
             None => {
-                let Some((outlen, endlen)) =
-                    fallback.read(chunk, &mut pos, settings, &lines, start)?
-                else {
-                    return Ok(counts);
-                };
+                let (outlen, endlen) =
+                    match fallback.read(chunk, &mut pos, settings, &lines, start)? {
+                        Outcome::Record(outlen, endlen) => (outlen, endlen),
+                        Outcome::End => return Ok(counts),
+                        Outcome::Unclosed(at) => {
+                            let line = lines.at(at);
+                            if settings.long_rows == LongRows::Error {
+                                return Err(ProfileError::UnclosedQuote {
+                                    source_name: settings.source_name.to_owned(),
+                                    line,
+                                }
+                                .into());
+                            }
+                            // The quote's line is one bad row; reading goes on after it.
+                            counts.unclosed_quotes += 1;
+                            bad(line);
+                            pos = memchr::memchr(b'\n', &bytes[at..])
+                                .map_or(bytes.len(), |n| at + n + 1);
+                            continue;
+                        }
+                    };
                 let fields = &fallback.ends[..endlen];
                 spans.clear();
                 let mut from = 0;
@@ -207,6 +225,11 @@ pub(crate) fn parse_chunk(
                         line,
                         expected: columns,
                         found: spans.len(),
+                        reference: if dialect.has_header {
+                            "header"
+                        } else {
+                            "first row"
+                        },
                     }
                     .into());
                 }
@@ -338,6 +361,17 @@ fn field_end(bytes: &[u8], from: usize, delimiter: u8) -> Option<usize> {
         .map(|p| i + p)
 }
 
+/// What [`CsvCore::read`] found.
+enum Outcome {
+    /// A record: (output bytes, fields).
+    Record(usize, usize),
+    /// The end of the chunk.
+    End,
+    /// The chunk's last record runs to the end of the input inside a quoted field opened at
+    /// this position.
+    Unclosed(usize),
+}
+
 /// `csv-core` with its buffers, for the records [`split_record`] leaves.
 struct CsvCore {
     reader: csv_core::Reader,
@@ -354,9 +388,8 @@ impl CsvCore {
         }
     }
 
-    /// Reads the record at `*pos` into `out` and `ends`: (output bytes, fields), or `None` at
-    /// the end of the chunk. The reader is always between records here, so it can take over
-    /// from [`split_record`] at any record.
+    /// Reads the record at `*pos` into `out` and `ends`. The reader is always between records
+    /// here, so it can take over from [`split_record`] at any record.
     fn read(
         &mut self,
         chunk: &Chunk,
@@ -364,7 +397,7 @@ impl CsvCore {
         settings: &ParseSettings<'_>,
         lines: &Lines<'_>,
         start: usize,
-    ) -> Result<Option<(usize, usize)>, ChunkFailure> {
+    ) -> Result<Outcome, ChunkFailure> {
         let bytes = &chunk.bytes[..];
         let (mut outlen, mut endlen) = (0usize, 0usize);
         let too_large = || {
@@ -397,10 +430,13 @@ impl CsvCore {
                     outlen += nout;
                     endlen += nend;
                     if r != csv_core::ReadRecordResult::Record {
-                        return Ok(None);
+                        return Ok(Outcome::End);
                     }
                     if !chunk.last {
                         return Err(ChunkFailure::Boundary);
+                    }
+                    if let Some(at) = unclosed_quote(&bytes[start..], settings.dialect) {
+                        return Ok(Outcome::Unclosed(start + at));
                     }
                 }
                 csv_core::ReadRecordResult::OutputFull => {
@@ -414,13 +450,13 @@ impl CsvCore {
                     self.ends.resize(self.ends.len() * 2, 0);
                     continue;
                 }
-                csv_core::ReadRecordResult::End => return Ok(None),
+                csv_core::ReadRecordResult::End => return Ok(Outcome::End),
                 csv_core::ReadRecordResult::Record => {}
             }
             if outlen > settings.max_record_bytes {
                 return Err(too_large());
             }
-            return Ok(Some((outlen, endlen)));
+            return Ok(Outcome::Record(outlen, endlen));
         }
     }
 }
@@ -467,7 +503,7 @@ mod tests {
         }
     }
 
-    fn parsed(bytes: &[u8]) -> Vec<(u64, Vec<String>)> {
+    fn parsed(bytes: &[u8]) -> Result<Vec<(u64, Vec<String>)>, ChunkFailure> {
         let chunk = Chunk {
             index: 0,
             bytes: bytes.to_vec(),
@@ -490,9 +526,8 @@ mod tests {
             &settings,
             |r| records.push((r.line(), r.fields().map(str::to_owned).collect())),
             |_| {},
-        )
-        .unwrap();
-        records
+        )?;
+        Ok(records)
     }
 
     #[test]
@@ -509,11 +544,19 @@ mod tests {
                     .wrapping_add(1_442_695_040_888_963_407);
                 text.push_str(pieces[(x >> 33) as usize % pieces.len()]);
             }
-            assert_eq!(
-                parsed(text.as_bytes()),
-                reference(text.as_bytes()),
-                "{text:?}"
-            );
+            let ours = parsed(text.as_bytes());
+            if unclosed_quote(text.as_bytes(), Dialect::default()).is_some() {
+                // `csv-core` reads the rest as one field; the profiler refuses.
+                assert!(
+                    matches!(
+                        ours,
+                        Err(ChunkFailure::Error(ProfileError::UnclosedQuote { .. }))
+                    ),
+                    "{text:?}"
+                );
+            } else {
+                assert_eq!(ours.unwrap(), reference(text.as_bytes()), "{text:?}");
+            }
         }
     }
 }

@@ -124,7 +124,8 @@ where
     check_options(&profile_options)?;
     let name = path_name(path);
     let attempt = |boundary| -> Result<Scan<A>, ChunkFailure> {
-        let (reader, total, _) = open_path(path)?;
+        let (reader, total, gzip) = open_path(path)?;
+        let given = options.dialect.unwrap_or_default();
         let settings = OpenSettings {
             source_name: name.clone(),
             dialect: options.dialect,
@@ -132,6 +133,10 @@ where
             chunk_bytes: options.chunk_bytes,
             max_record_bytes: options.max_record_bytes,
             boundary,
+            encoding: options.dialect.map(|d| d.encoding),
+            skip_rows: given.skip_rows,
+            comment: given.comment,
+            gzip,
         };
         let opened = open(reader, total, &settings)?;
         let parse = ParseSettings {
@@ -142,11 +147,7 @@ where
             max_record_bytes: options.max_record_bytes,
             source_name: &name,
         };
-        let threads = if options.threads == 0 {
-            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
-        } else {
-            options.threads
-        };
+        let threads = crate::options::effective_threads(options.threads);
         let mut chunks = Vec::new();
         let mut rows = 0u64;
         run(

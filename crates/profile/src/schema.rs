@@ -14,6 +14,10 @@ impl Profile {
             bom: self.dialect.bom,
             na_values: self.nulls.extra().to_vec(),
             keep_default_na: self.nulls.keep_default_na(),
+            encoding: (!self.dialect.encoding.is_utf8())
+                .then(|| self.dialect.encoding.python_name()),
+            skip_rows: self.dialect.skip_rows,
+            comment: self.dialect.comment.map(char::from),
         }
     }
 

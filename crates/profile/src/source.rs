@@ -1,5 +1,6 @@
-//! Opens an input (a file, a `.gz` file, or standard input), skips the byte-order mark, settles
-//! the dialect and reads the header.
+//! Opens an input (a file, a `.gz` file, or standard input), decodes it to UTF-8 when it has
+//! another encoding, blanks the lines pandas would skip, skips the byte-order mark, settles the
+//! dialect and reads the header.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -7,7 +8,9 @@ use std::path::Path;
 
 use crate::chunks::{Boundary, Chunker, count_newlines};
 use crate::dialect::UTF8_BOM;
-use crate::{Dialect, ProfileError};
+use crate::filter::LineFilter;
+use crate::quotes::unclosed_quote;
+use crate::{Dialect, Encoding, ProfileError};
 
 /// How many bytes the dialect is sniffed from.
 const SNIFF_BYTES: usize = 64 << 10;
@@ -24,45 +27,54 @@ pub(crate) struct Opened<'a> {
     pub(crate) total_bytes: u64,
 }
 
-/// Opens `path` (`-` is standard input); gzip is recognised by its magic bytes.
+/// Opens `path` (`-` is standard input); gzip is recognised by its magic bytes. Returns the
+/// reader, the size on disk (0 when unknown or compressed) and whether it is gzip.
 pub(crate) fn open_path(path: &Path) -> Result<(Box<dyn Read + Send>, u64, bool), ProfileError> {
     if path.as_os_str() == "-" {
         let stdin: Box<dyn Read + Send> = Box::new(std::io::stdin());
-        return Ok((gunzip_if_needed(stdin, "-")?, 0, false));
+        let (reader, gz) = sniff_gzip(stdin, "-")?;
+        return Ok((reader, 0, gz));
     }
     let file = File::open(path).map_err(|e| ProfileError::io(path, e))?;
     let size = file.metadata().map_or(0, |m| m.len());
     let boxed: Box<dyn Read + Send> = Box::new(file);
     let (reader, gz) = sniff_gzip(boxed, &path.display().to_string())?;
-    Ok((reader, if gz { 0 } else { size }, !gz))
+    Ok((reader, if gz { 0 } else { size }, gz))
 }
 
-/// Wraps `reader` in a gzip decoder when its first bytes are gzip's magic.
+/// Wraps `reader` in a gzip decoder when its first bytes are gzip's magic; says whether.
 pub(crate) fn gunzip_if_needed<'a>(
     reader: Box<dyn Read + Send + 'a>,
     name: &str,
-) -> Result<Box<dyn Read + Send + 'a>, ProfileError> {
-    sniff_gzip(reader, name).map(|(r, _)| r)
+) -> Result<(Box<dyn Read + Send + 'a>, bool), ProfileError> {
+    sniff_gzip(reader, name)
 }
 
 /// Peeks at the first two bytes; wraps the reader in a gzip decoder when they are gzip's magic.
 fn sniff_gzip<'a>(
-    mut reader: Box<dyn Read + Send + 'a>,
+    reader: Box<dyn Read + Send + 'a>,
     name: &str,
 ) -> Result<(Box<dyn Read + Send + 'a>, bool), ProfileError> {
-    let mut magic = Vec::with_capacity(2);
-    (&mut reader)
-        .take(2)
-        .read_to_end(&mut magic)
-        .map_err(|e| ProfileError::io(name, e))?;
+    let (magic, whole) = peek(reader, 2).map_err(|e| ProfileError::io(name, e))?;
     let gz = magic == [0x1f, 0x8b];
-    let whole: Box<dyn Read + Send + 'a> = Box::new(std::io::Cursor::new(magic).chain(reader));
     if gz {
         let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(256 << 10, whole));
         Ok((Box::new(decoder), true))
     } else {
         Ok((whole, false))
     }
+}
+
+/// The first `n` bytes of `reader` (fewer at its end), and a reader that yields them again.
+fn peek<'a>(
+    mut reader: Box<dyn Read + Send + 'a>,
+    n: u64,
+) -> std::io::Result<(Vec<u8>, Box<dyn Read + Send + 'a>)> {
+    let mut head = Vec::with_capacity(2);
+    (&mut reader).take(n).read_to_end(&mut head)?;
+    let whole: Box<dyn Read + Send + 'a> =
+        Box::new(std::io::Cursor::new(head.clone()).chain(reader));
+    Ok((head, whole))
 }
 
 /// Settings for [`open`].
@@ -73,6 +85,14 @@ pub(crate) struct OpenSettings {
     pub(crate) chunk_bytes: usize,
     pub(crate) max_record_bytes: usize,
     pub(crate) boundary: Boundary,
+    /// The encoding when given; `None` reads UTF-8, or UTF-16 when a byte-order mark says so.
+    pub(crate) encoding: Option<Encoding>,
+    /// Lines to skip before the header.
+    pub(crate) skip_rows: u64,
+    /// The comment character.
+    pub(crate) comment: Option<u8>,
+    /// Whether the input was gzip (for the advice when reading fails).
+    pub(crate) gzip: bool,
 }
 
 /// Reads the head of `reader`, settles the dialect and the header, and returns the chunker
@@ -83,6 +103,19 @@ pub(crate) fn open<'a>(
     settings: &OpenSettings,
 ) -> Result<Opened<'a>, ProfileError> {
     let name = settings.source_name.clone();
+    let (reader, encoding, total_bytes) = decoded(reader, total_bytes, settings)?;
+    let quote = settings.dialect.map_or(b'"', |d| d.quote);
+    let reader: Box<dyn Read + Send + 'a> = if settings.skip_rows > 0 || settings.comment.is_some()
+    {
+        Box::new(LineFilter::new(
+            reader,
+            settings.skip_rows,
+            settings.comment,
+            quote,
+        ))
+    } else {
+        reader
+    };
     let mut chunker = Chunker {
         reader,
         buf: Vec::new(),
@@ -95,6 +128,9 @@ pub(crate) fn open<'a>(
         boundary: settings.boundary,
         source_name: name.clone(),
         recycled: None,
+        bytes_read: 0,
+        encoding,
+        gzip: settings.gzip,
     };
     chunker.fill_to(SNIFF_BYTES)?;
     let bom = chunker.buf.starts_with(UTF8_BOM);
@@ -108,6 +144,9 @@ pub(crate) fn open<'a>(
         .dialect
         .unwrap_or_else(|| Dialect::sniff(&chunker.buf));
     dialect.bom = bom;
+    dialect.encoding = encoding;
+    dialect.skip_rows = settings.skip_rows;
+    dialect.comment = settings.comment;
     if let Some(h) = settings.has_header {
         dialect.has_header = h;
     }
@@ -123,6 +162,12 @@ pub(crate) fn open<'a>(
             return Err(ProfileError::Empty { source_name: name });
         }
         if want > settings.max_record_bytes {
+            if let Some(at) = unclosed_quote(&chunker.buf, dialect) {
+                return Err(ProfileError::UnclosedQuote {
+                    source_name: name,
+                    line: 1 + count_newlines(&chunker.buf[..at]),
+                });
+            }
             return Err(ProfileError::RecordTooLarge {
                 source_name: name,
                 line: 1,
@@ -132,6 +177,12 @@ pub(crate) fn open<'a>(
         want *= 2;
         chunker.fill_to(want)?;
     };
+    if let Some(at) = unclosed_quote(&chunker.buf[..consumed], dialect) {
+        return Err(ProfileError::UnclosedQuote {
+            source_name: name,
+            line: 1 + count_newlines(&chunker.buf[..at]),
+        });
+    }
     if let Some(pos) = memchr::memchr(0, &chunker.buf[..consumed]) {
         return Err(ProfileError::Binary {
             source_name: name,
@@ -164,6 +215,31 @@ pub(crate) fn open<'a>(
         header_bytes,
         total_bytes,
     })
+}
+
+/// `reader` decoded to UTF-8 when the settings or a UTF-16 byte-order mark ask for it, with the
+/// encoding and the total bytes (unknown, 0, once decoded).
+fn decoded<'a>(
+    reader: Box<dyn Read + Send + 'a>,
+    total_bytes: u64,
+    settings: &OpenSettings,
+) -> Result<(Box<dyn Read + Send + 'a>, Encoding, u64), ProfileError> {
+    let (encoding, reader) = match settings.encoding {
+        Some(e) => (e, reader),
+        None => {
+            let (head, whole) =
+                peek(reader, 2).map_err(|e| ProfileError::io(&settings.source_name, e))?;
+            (
+                Encoding::sniff_utf16(&head).unwrap_or(Encoding::UTF8),
+                whole,
+            )
+        }
+    };
+    if encoding.is_utf8() {
+        Ok((reader, encoding, total_bytes))
+    } else {
+        Ok((encoding.decoder(reader), encoding, 0))
+    }
 }
 
 type Fields = Vec<Result<String, std::string::FromUtf8Error>>;

@@ -1,7 +1,7 @@
 //! Mergeable numeric and temporal accumulators: moments (Welford, merged with Chan's formula),
 //! compensated sums, extremes, sortedness, and a bottom-k sample for quantiles and histograms.
 
-use crate::sketch::bottomk::{BottomK, linear_quantile};
+use crate::sketch::bottomk::{BottomK, lerp, linear_quantile};
 
 /// The quantiles every profile reports.
 pub(crate) const QUANTILES: [f64; 7] = [0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99];
@@ -233,6 +233,35 @@ pub(crate) fn quantiles(sorted: &[f64]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The quantiles of distinct values sorted by value with their counts, as numpy gives them
+/// for the values repeated that many times.
+pub(crate) fn quantiles_of_counts(sorted: &[(f64, u64)]) -> Vec<(f64, f64)> {
+    let n: u64 = sorted.iter().map(|&(_, c)| c).sum();
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut ends = Vec::with_capacity(sorted.len());
+    let mut total = 0u64;
+    for &(_, c) in sorted {
+        total += c;
+        ends.push(total);
+    }
+    // The value at 0-based position `i` of the repeated values.
+    let at = |i: u64| sorted[ends.partition_point(|&end| end <= i).min(sorted.len() - 1)].0;
+    QUANTILES
+        .iter()
+        .map(|&q| {
+            let position = (n - 1) as f64 * q;
+            let below = position.floor();
+            // `position` is within 0..n.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let index = below as u64;
+            let (low, high) = (at(index), at((index + 1).min(n - 1)));
+            (q, lerp(low, high, position - below))
+        })
+        .collect()
+}
+
 /// Equal-width bins over `[min, max]`: (lo, hi, count), counts scaled from the sample to `n`.
 pub(crate) fn histogram(
     sorted: &[f64],
@@ -241,13 +270,27 @@ pub(crate) fn histogram(
     bins: usize,
     n: u64,
 ) -> Vec<(f64, f64, u64)> {
-    if sorted.is_empty() || bins == 0 || !min.is_finite() || !max.is_finite() {
+    let scale = n as f64 / sorted.len().max(1) as f64;
+    histogram_of_counts(sorted.iter().map(|&x| (x, 1)), min, max, bins, scale, n)
+}
+
+/// Equal-width bins over `[min, max]` of values with counts, each count multiplied by `scale`;
+/// the counts add up to `n`.
+pub(crate) fn histogram_of_counts(
+    values: impl ExactSizeIterator<Item = (f64, u64)>,
+    min: f64,
+    max: f64,
+    bins: usize,
+    scale: f64,
+    n: u64,
+) -> Vec<(f64, f64, u64)> {
+    if values.len() == 0 || bins == 0 || !min.is_finite() || !max.is_finite() {
         return Vec::new();
     }
     let bins = if max > min { bins } else { 1 };
     let width = (max - min) / bins as f64;
     let mut counts = vec![0u64; bins];
-    for &x in sorted {
+    for (x, weight) in values {
         let i = if width > 0.0 {
             // Within 0..bins after the clamp.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -256,9 +299,8 @@ pub(crate) fn histogram(
         } else {
             0
         };
-        counts[i] += 1;
+        counts[i] += weight;
     }
-    let scale = n as f64 / sorted.len() as f64;
     let mut out = Vec::with_capacity(bins);
     let mut given = 0u64;
     for (i, &c) in counts.iter().enumerate() {

@@ -15,7 +15,7 @@ use crate::{BadRows, FORMAT_VERSION, Profile, ProfileOptions, SampleRow};
 const DUPLICATE_EXACT_ROWS: usize = 1 << 20;
 /// Exact distinct values kept per chunk over all columns: wide files get a lower per-column
 /// bound than [`ProfileOptions::distinct_exact_bound`], so that memory stays bounded.
-const EXACT_VALUES_PER_CHUNK: usize = 120_000;
+const EXACT_VALUES_PER_CHUNK: usize = 200_000;
 /// Quantile sample values kept per chunk over all columns, likewise.
 const SAMPLE_VALUES_PER_CHUNK: usize = 200_000;
 
@@ -203,6 +203,7 @@ impl TableAcc {
     pub(crate) fn set_counts(&mut self, counts: ChunkCounts) {
         self.bad.short_rows = counts.short_rows;
         self.bad.long_rows = counts.long_rows;
+        self.bad.unclosed_quotes = counts.unclosed_quotes;
     }
 
     /// Appends the next chunk's accumulator.
@@ -228,6 +229,7 @@ impl TableAcc {
         self.samples.merge(samples);
         self.bad.short_rows += next.bad.short_rows;
         self.bad.long_rows += next.bad.long_rows;
+        self.bad.unclosed_quotes += next.bad.unclosed_quotes;
         for line in next.bad.first_bad_lines {
             if self.bad.first_bad_lines.len() < BAD_LINES_LISTED {
                 self.bad.first_bad_lines.push(line);

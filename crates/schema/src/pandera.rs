@@ -34,7 +34,11 @@ pub fn render_pandera(table: &TableSchema) -> String {
     if uses_json {
         out.push_str("import json\n");
     }
-    out.push_str("import sys\n\nimport pandas as pd\nimport pandera.pandas as pa\n\n");
+    out.push_str("import sys\n\nimport pandas as pd\nimport pandera.pandas as pa\n");
+    if table.columns.iter().any(|c| c.dtype.is_temporal()) {
+        out.push_str("from pandera.engines import pandas_engine\n");
+    }
+    out.push('\n');
     if uses_json {
         out.push_str(JSON_HELPER);
     }
@@ -67,9 +71,11 @@ pub fn render_pandera(table: &TableSchema) -> String {
             let _ = writeln!(out, "    checks=[{}],", extra.join(", "));
         }
     }
+    // `coerce=True`: a frame read with plain `pd.read_csv(path)` (integers with missing values
+    // as float64, dates as text) validates too, converted to the declared dtypes.
     let _ = writeln!(
         out,
-        "    strict=False,\n    name={},\n)\n\n",
+        "    coerce=True,\n    strict=False,\n    name={},\n)\n\n",
         python_str(&table.name)
     );
 
@@ -103,10 +109,14 @@ fn render_column(column: &ColumnSchema) -> String {
 
 fn dtype_expr(column: &ColumnSchema) -> String {
     match column.dtype {
-        DataType::Date | DataType::Datetime if column.utc => {
-            "pd.DatetimeTZDtype(unit=\"ns\", tz=\"UTC\")".to_owned()
-        }
-        DataType::Date | DataType::Datetime => "pa.DateTime".to_owned(),
+        DataType::Date | DataType::Datetime if column.utc => format!(
+            "pandas_engine.DateTime(unit=\"ns\", tz=\"UTC\", to_datetime_kwargs={{\"format\": {}, \"utc\": True}})",
+            python_str(column.datetime_format.as_deref().unwrap_or("ISO8601"))
+        ),
+        DataType::Date | DataType::Datetime => format!(
+            "pandas_engine.DateTime(to_datetime_kwargs={{\"format\": {}}})",
+            python_str(column.datetime_format.as_deref().unwrap_or("ISO8601"))
+        ),
         DataType::Empty => "None".to_owned(),
         other => python_str(other.pandas_read_dtype().unwrap_or("object")),
     }
@@ -244,7 +254,15 @@ fn render_reader(out: &mut String, table: &TableSchema, ident: &str) {
     if !read.na_values.is_empty() {
         kwargs.push(format!("na_values={}", python_list_of_str(&read.na_values)));
     }
-    if read.bom {
+    if read.skip_rows > 0 {
+        kwargs.push(format!("skiprows={}", read.skip_rows));
+    }
+    if let Some(c) = read.comment {
+        kwargs.push(format!("comment={}", python_str(&c.to_string())));
+    }
+    if let Some(encoding) = &read.encoding {
+        kwargs.push(format!("encoding={}", python_str(encoding)));
+    } else if read.bom {
         kwargs.push("encoding=\"utf-8-sig\"".to_owned());
     }
 

@@ -56,6 +56,20 @@ pub struct ReadOptions {
     pub na_values: Vec<String>,
     /// Whether pandas' default missing-value strings (`NA`, `NaN`, `null`, ...) also count.
     pub keep_default_na: bool,
+    /// The text encoding as Python names it (`latin-1`, `cp1252`, `utf-16`), when not UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    /// Lines to skip at the start of the file, before the header (`skiprows`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skip_rows: u64,
+    /// The comment character (`comment`): from it to the end of the line is ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<char>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // the signature serde's `skip_serializing_if` expects
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Default for ReadOptions {
@@ -66,6 +80,9 @@ impl Default for ReadOptions {
             bom: false,
             na_values: Vec::new(),
             keep_default_na: true,
+            encoding: None,
+            skip_rows: 0,
+            comment: None,
         }
     }
 }

@@ -2,19 +2,20 @@
 //! column might turn out to have, mergeable in file order. `summary` turns it into the final
 //! [`crate::ColumnProfile`].
 
+mod exact;
 mod summary;
 
 use crate::classify::{Kind, classify};
 use crate::patterns::PatternCounts;
 use crate::sketch::counts::ValueCounts;
 use crate::stats::Moments;
-use crate::temporal::{ALL_DATE_FORMATS, DATE_FORMATS, IsoForm, date_under};
+use crate::temporal::{ALL_FORMATS, FORMATS, IsoForm, value_under};
 
 /// How many shapes a profile lists per column.
 const TOP_SHAPES: usize = 5;
 
-/// Samples per column: numbers, times, then one per date format.
-pub(crate) const SAMPLES: usize = 2 + DATE_FORMATS.len();
+/// Samples per column: numbers, times, then one per date or datetime format.
+pub(crate) const SAMPLES: usize = 2 + FORMATS;
 
 /// Settings every column accumulator needs.
 #[derive(Debug, Clone, Copy)]
@@ -69,9 +70,13 @@ pub(crate) struct ColumnAcc {
     int_max: i64,
     numbers: Moments,
     dates: u64,
-    date_formats: u8,
+    /// Values with a time of day in a named format ([`crate::classify::Kind::Stamp`]).
+    stamps: u64,
+    /// The date and datetime formats every value so far fits.
+    date_formats: u32,
     iso_dates: u64,
-    by_format: [Option<Box<Moments>>; DATE_FORMATS.len()],
+    /// Days (dates) or seconds (datetimes) under each format every value so far fits.
+    by_format: [Option<Box<Moments>>; FORMATS],
     datetimes: u64,
     first_form: Option<IsoForm>,
     forms_mixed: bool,
@@ -109,7 +114,8 @@ impl ColumnAcc {
             int_max: i64::MIN,
             numbers: Moments::gated(settings.quantile_sample, gates[0]),
             dates: 0,
-            date_formats: ALL_DATE_FORMATS,
+            stamps: 0,
+            date_formats: ALL_FORMATS,
             iso_dates: 0,
             by_format: Default::default(),
             datetimes: 0,
@@ -193,7 +199,7 @@ impl ColumnAcc {
     /// Classifies a value and adds it to the statistics of its kind; false for text.
     #[inline]
     fn add_kind(&mut self, value: &str, key: u64) -> bool {
-        match classify(value) {
+        match classify(value, self.date_formats) {
             Kind::Bool(b) => {
                 self.bools += 1;
                 self.trues += u64::from(b);
@@ -218,31 +224,15 @@ impl ColumnAcc {
             }
             Kind::Date { formats, days } => {
                 self.dates += 1;
-                self.date_formats &= formats;
-                let mut first = true;
-                let mut left = formats;
-                while left != 0 {
-                    let i = left.trailing_zeros() as usize;
-                    left &= left - 1;
-                    let Some(slot) = self.by_format.get_mut(i) else {
-                        break;
-                    };
-                    let d = if first {
-                        Some(days)
-                    } else {
-                        date_under(value, i)
-                    };
-                    first = false;
-                    if let Some(d) = d {
-                        let (k, gate) = (self.settings.quantile_sample, self.gates[2 + i]);
-                        slot.get_or_insert_with(|| Box::new(Moments::gated(k, gate)))
-                            .add(d as f64, key);
-                    }
-                }
+                self.add_formatted(value, formats, days as f64, key);
                 if formats & 1 == 1 {
                     // Joined with the datetimes at the end if the column mixes both.
                     self.iso_dates += 1;
                 }
+            }
+            Kind::Stamp { formats, seconds } => {
+                self.stamps += 1;
+                self.add_formatted(value, formats, seconds, key);
             }
             Kind::Datetime { seconds, form } => {
                 self.datetimes += 1;
@@ -261,6 +251,29 @@ impl ColumnAcc {
             }
         }
         true
+    }
+
+    /// Narrows the formats to `formats` and adds the value under each format left (`first` is
+    /// its value under the first of `formats`).
+    #[inline]
+    fn add_formatted(&mut self, value: &str, formats: u32, first: f64, key: u64) {
+        self.date_formats &= formats;
+        let first_format = formats.trailing_zeros() as usize;
+        let mut left = self.date_formats;
+        while left != 0 {
+            let i = left.trailing_zeros() as usize;
+            left &= left - 1;
+            let v = if i == first_format {
+                Some(first)
+            } else {
+                value_under(value, i)
+            };
+            if let (Some(v), Some(slot)) = (v, self.by_format.get_mut(i)) {
+                let (k, gate) = (self.settings.quantile_sample, self.gates[2 + i]);
+                slot.get_or_insert_with(|| Box::new(Moments::gated(k, gate)))
+                    .add(v, key);
+            }
+        }
     }
 
     #[inline]
@@ -299,6 +312,7 @@ impl ColumnAcc {
         self.int_max = self.int_max.max(next.int_max);
         self.numbers.merge(next.numbers);
         self.dates += next.dates;
+        self.stamps += next.stamps;
         self.date_formats &= next.date_formats;
         self.iso_dates += next.iso_dates;
         for (a, b) in self.by_format.iter_mut().zip(next.by_format) {

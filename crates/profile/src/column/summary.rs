@@ -3,12 +3,15 @@
 
 use autocoder_schema::{DataType, Scalar};
 
+use super::exact::{Group, Reading, groups};
 use super::{ColumnAcc, TOP_SHAPES};
-use crate::stats::{Moments, histogram, quantiles};
-use crate::temporal::{DATE_FORMATS, IsoForm, format_date, format_datetime};
+use crate::stats::{Moments, histogram, histogram_of_counts, quantiles, quantiles_of_counts};
+use crate::temporal::{
+    DATE_FORMATS, IsoForm, STAMP_FORMATS, first_format, format_date, format_datetime, format_text,
+};
 use crate::{
     ColumnProfile, Histogram, HistogramBin, LengthStats, Monotonic, NumericStats, ProfileOptions,
-    Quantile,
+    Quantile, ValueCount,
 };
 
 impl ColumnAcc {
@@ -25,8 +28,10 @@ impl ColumnAcc {
             DataType::Integer
         } else if self.ints + self.floats == n {
             DataType::Float
-        } else if self.dates == n && self.date_formats != 0 {
+        } else if self.dates == n && self.date_formats & DATE_FORMATS != 0 {
             DataType::Date
+        } else if self.stamps == n && self.date_formats & STAMP_FORMATS != 0 {
+            DataType::Datetime
         } else if self.iso_dates + self.datetimes == n && self.datetimes > 0 {
             DataType::Datetime
         } else {
@@ -44,17 +49,19 @@ impl ColumnAcc {
             nullable: self.nulls > 0,
             count: self.count,
             nulls: self.nulls,
-            distinct: counts.distinct,
+            // An estimate can overshoot; there are never more distinct values than values.
+            distinct: counts.distinct.min(self.count),
             distinct_exact: counts.exact,
             distinct_relative_error: if counts.exact {
                 0.0
             } else {
                 self.distinct_error()
             },
+            // Texts are values in text columns; typed columns are regrouped by value below.
             unique: counts.exact
                 && counts.all_unique
                 && self.count > 0
-                && self.text_is_value(dtype),
+                && matches!(dtype, DataType::String | DataType::Empty),
             min: None,
             max: None,
             numeric: None,
@@ -70,6 +77,33 @@ impl ColumnAcc {
             datetime_format: None,
             utc: false,
         };
+        let reading = self.reading(dtype);
+        let entries = self.counts.exact_entries();
+        let grouped = reading
+            .zip(entries.as_deref())
+            .and_then(|(reading, entries)| groups(entries, reading));
+        if let Some(g) = &grouped {
+            p.distinct = g.len() as u64;
+            p.unique = self.count > 0 && g.iter().all(|g| g.count == 1);
+            let mut top: Vec<&Group<'_>> = g.iter().collect();
+            top.sort_unstable_by(|a, b| b.count.cmp(&a.count).then_with(|| a.text.cmp(b.text)));
+            p.top_values = top
+                .into_iter()
+                .take(options.top_k)
+                .map(|g| ValueCount {
+                    value: g.text.to_owned(),
+                    count: g.count,
+                })
+                .collect();
+        }
+        // Finite values with their counts, sorted, for exact quantiles and histograms.
+        let exact: Option<Vec<(f64, u64)>> = grouped.as_ref().map(|g| {
+            g.iter()
+                .filter(|g| g.value.is_finite())
+                .map(|g| (g.value, g.count))
+                .collect()
+        });
+        let exact = exact.as_deref();
         match dtype {
             DataType::Empty => {}
             DataType::Boolean => {
@@ -93,13 +127,11 @@ impl ColumnAcc {
                     negatives: self.negatives,
                     infinities: self.infinities,
                 });
-                self.distribution(&mut p, m, options, &|x| Scalar::Float(x));
+                self.distribution(&mut p, m, exact, options, &|x| Scalar::Float(x));
             }
             DataType::Date => {
-                let format = (0..DATE_FORMATS.len())
-                    .find(|i| self.date_formats & (1 << i) != 0)
-                    .unwrap_or(0);
-                p.datetime_format = Some(DATE_FORMATS[format].to_owned());
+                let format = first_format(self.date_formats & DATE_FORMATS).unwrap_or(0);
+                p.datetime_format = Some(format_text(format).to_owned());
                 if let Some(m) = &self.by_format[format] {
                     let day = |x: f64| {
                         // Day numbers of real dates fit in i64.
@@ -109,7 +141,17 @@ impl ColumnAcc {
                     };
                     p.min = Some(day(m.min));
                     p.max = Some(day(m.max));
-                    self.distribution(&mut p, m, options, &day);
+                    self.distribution(&mut p, m, exact, options, &day);
+                }
+            }
+            DataType::Datetime if self.stamps == self.count => {
+                let format = first_format(self.date_formats & STAMP_FORMATS).unwrap_or(0);
+                p.datetime_format = Some(format_text(format).to_owned());
+                if let Some(m) = &self.by_format[format] {
+                    let at = |x: f64| Scalar::Str(format_datetime(x));
+                    p.min = Some(at(m.min));
+                    p.max = Some(at(m.max));
+                    self.distribution(&mut p, m, exact, options, &at);
                 }
             }
             DataType::Datetime => {
@@ -125,11 +167,11 @@ impl ColumnAcc {
                     let at = |x: f64| Scalar::Str(format_datetime(x));
                     p.min = Some(at(m.min));
                     p.max = Some(at(m.max));
-                    self.distribution(&mut p, &m, options, &at);
+                    self.distribution(&mut p, &m, exact, options, &at);
                     if self.iso_dates > 0 {
                         // Dates and datetimes were summarized apart: their order is unknown.
                         p.monotonic = Monotonic::None;
-                        p.unique = false;
+                        p.unique &= grouped.is_some();
                     }
                 }
             }
@@ -163,34 +205,47 @@ impl ColumnAcc {
         }
     }
 
-    /// Whether different texts always mean different values in a column of type `dtype`, so
-    /// that unique texts prove unique values (`1.0` and `1.00`, `10:00Z` and `12:00+02:00`
-    /// differ as text only).
-    fn text_is_value(&self, dtype: DataType) -> bool {
+    /// How the texts of a column of type `dtype` read as values.
+    fn reading(&self, dtype: DataType) -> Option<Reading> {
         match dtype {
-            DataType::String | DataType::Empty => true,
-            DataType::Integer => self.odd_ints == 0,
-            DataType::Date => self.date_formats & 1 == 1,
-            DataType::Datetime => {
-                self.offsets == 0
-                    && self.iso_dates == 0
-                    && !self.forms_mixed
-                    && self.first_form.is_some_and(|f| !f.fraction)
+            DataType::Boolean => Some(Reading::Bool),
+            DataType::Integer => Some(Reading::Int),
+            DataType::Float => Some(Reading::Float),
+            DataType::Date => first_format(self.date_formats & DATE_FORMATS).map(Reading::Format),
+            DataType::Datetime if self.stamps == self.count => {
+                first_format(self.date_formats & STAMP_FORMATS).map(Reading::Format)
             }
-            DataType::Boolean | DataType::Float => self.count <= 1,
+            DataType::Datetime => Some(Reading::Iso),
+            DataType::String | DataType::Empty => None,
         }
     }
 
-    /// Quantiles, histogram, sortedness and proven uniqueness from `m`.
+    /// Quantiles, histogram, sortedness and proven uniqueness: from the exact values with
+    /// their counts when there are (`exact`, sorted), from `m`'s sample otherwise.
     fn distribution(
         &self,
         p: &mut ColumnProfile,
         m: &Moments,
+        counted: Option<&[(f64, u64)]>,
         options: &ProfileOptions,
         to_scalar: &dyn Fn(f64) -> Scalar,
     ) {
-        let (sorted, exact) = m.sorted_sample();
-        p.quantiles = quantiles(&sorted)
+        let (qs, bins, exact) = if let Some(values) = counted {
+            let bins = histogram_of_counts(
+                values.iter().copied(),
+                m.min,
+                m.max,
+                options.histogram_bins,
+                1.0,
+                m.n,
+            );
+            (quantiles_of_counts(values), bins, true)
+        } else {
+            let (sorted, exact) = m.sorted_sample();
+            let bins = histogram(&sorted, m.min, m.max, options.histogram_bins, m.n);
+            (quantiles(&sorted), bins, exact)
+        };
+        p.quantiles = qs
             .into_iter()
             .map(|(q, v)| Quantile {
                 q,
@@ -198,7 +253,6 @@ impl ColumnAcc {
             })
             .collect();
         p.quantiles_exact = exact;
-        let bins = histogram(&sorted, m.min, m.max, options.histogram_bins, m.n);
         if !bins.is_empty() {
             p.histogram = Some(Histogram {
                 bins: bins

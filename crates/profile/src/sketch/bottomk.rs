@@ -109,7 +109,6 @@ impl<T> BottomK<T> {
 }
 
 /// numpy's default (linear) quantile of sorted values.
-#[allow(clippy::float_cmp)] // equal neighbours need no interpolation
 pub(crate) fn linear_quantile(sorted: &[f64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
         return None;
@@ -121,18 +120,21 @@ pub(crate) fn linear_quantile(sorted: &[f64], q: f64) -> Option<f64> {
     let index = below as usize;
     let low = sorted[index];
     let high = sorted[(index + 1).min(sorted.len() - 1)];
-    let frac = position - below;
+    Some(lerp(low, high, position - below))
+}
+
+/// numpy's `_lerp` between neighbours `low` and `high` at `frac` (exact at the ends).
+#[allow(clippy::float_cmp)] // equal neighbours need no interpolation
+pub(crate) fn lerp(low: f64, high: f64, frac: f64) -> f64 {
     if frac == 0.0 || low == high {
-        return Some(low);
+        return low;
     }
-    // numpy's `_lerp`: exact at the ends.
     let diff = high - low;
-    let value = if frac >= 0.5 {
+    if frac >= 0.5 {
         high - diff * (1.0 - frac)
     } else {
         low + diff * frac
-    };
-    Some(value)
+    }
 }
 
 #[cfg(test)]

@@ -216,6 +216,13 @@ impl ValueCounts {
         prune_heavy(&mut self.heavy);
     }
 
+    /// Every distinct text with its count, while the counts are exact.
+    pub(crate) fn exact_entries(&self) -> Option<Vec<(&str, u64)>> {
+        self.exact
+            .as_ref()
+            .map(|e| e.entries().map(|(_, count, text)| (text, count)).collect())
+    }
+
     pub(crate) fn summary(&self, top_k: usize) -> CountsSummary {
         let (distinct, exact, entries, all_unique) = match (&self.exact, &self.hll) {
             (Some(exact), _) => (

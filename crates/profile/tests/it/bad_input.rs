@@ -95,11 +95,106 @@ fn huge_fields_and_unclosed_quotes_are_bounded() {
         matches!(err, ProfileError::RecordTooLarge { .. }),
         "{err:?}"
     );
+}
 
-    // An unclosed quote swallows the rest of a small file: one long field, no panic.
-    let p = profile_text("a,b\n1,\"open\n2,x\n3,y\n");
-    assert_eq!(p.rows, 1);
-    assert_eq!(p.columns[1].top_values[0].value, "open\n2,x\n3,y\n");
+#[test]
+fn an_unclosed_quote_is_an_error_naming_its_line() {
+    // Small file: the quote at line 3 would swallow the rest into one field.
+    let text = b"a,b\n0,ok\n1,\"open\n2,x\n3,y\n";
+    for threads in [1, 2] {
+        let options = ProfileOptions {
+            threads,
+            ..ProfileOptions::default()
+        };
+        let err = profile_error(text, &options);
+        assert!(
+            matches!(err, ProfileError::UnclosedQuote { line: 3, .. }),
+            "{err:?}"
+        );
+        let message = err.to_string();
+        assert!(message.contains("line 3"), "{message}");
+        assert!(message.contains("--skip-bad-rows"), "{message}");
+    }
+    // With bad rows skipped, the quote's line is one bad row and reading goes on after it.
+    let skip = ProfileOptions {
+        long_rows: LongRows::Skip,
+        ..ProfileOptions::default()
+    };
+    let p = profile_bytes(text, &skip);
+    assert_eq!(p.rows, 3);
+    assert_eq!(p.bad_rows.unclosed_quotes, 1);
+    assert_eq!(p.bad_rows.first_bad_lines, [3]);
+    assert_eq!(p.columns[0].max, Some(autocoder_schema::Scalar::Int(3)));
+
+    // Large file: chunks cannot be cut after the quote; the error still names its line.
+    let mut big = b"a,b\n".to_vec();
+    for i in 0..200 {
+        big.extend(format!("{i},row\n").as_bytes());
+    }
+    big.extend(b"7,\"never closed\n");
+    for i in 0..5_000 {
+        big.extend(format!("{i},after\n").as_bytes());
+    }
+    let options = ProfileOptions {
+        max_record_bytes: 4096,
+        chunk_bytes: 1024,
+        ..ProfileOptions::default()
+    };
+    let err = profile_error(&big, &options);
+    assert!(
+        matches!(err, ProfileError::UnclosedQuote { line: 202, .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_truncated_gzip_says_where_the_stream_ended() {
+    use std::io::Write as _;
+    let mut text = String::from("id,word\n");
+    for i in 0..20_000 {
+        text.push_str(&format!("{i},w{}\n", i * 31 % 977));
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    let mut bytes = gz.finish().unwrap();
+    bytes.truncate(bytes.len() / 2);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(&dir, "cut.csv.gz", &bytes);
+    let err = profile_path(&path, &ProfileOptions::default(), &|_, _| {}).unwrap_err();
+    let message = err.to_string();
+    assert!(!message.contains("exists"), "{message}");
+    assert!(message.contains("cut.csv.gz"), "{message}");
+    assert!(
+        message.contains("truncated") || message.contains("corrupt"),
+        "{message}"
+    );
+    assert!(message.contains("line "), "{message}");
+}
+
+#[test]
+fn advice_names_the_options_to_use() {
+    let options = ProfileOptions {
+        max_record_bytes: 4096,
+        chunk_bytes: 1024,
+        ..ProfileOptions::default()
+    };
+    let mut text = b"a,b\n1,\"".to_vec();
+    text.extend(std::iter::repeat_n(b'x', 20_000));
+    text.extend(b"\"\n2,y\n");
+    let message = profile_error(&text, &options).to_string();
+    assert!(message.contains("--max-record-mb"), "{message}");
+
+    let message = profile_error(b"a,b\n1,2\n3,4,5\n", &ProfileOptions::default()).to_string();
+    assert!(message.contains("--skip-bad-rows"), "{message}");
+    assert!(message.contains("--skip-rows"), "{message}");
+    assert!(message.contains("as in the header"), "{message}");
+    let no_header = ProfileOptions {
+        has_header: Some(false),
+        ..ProfileOptions::default()
+    };
+    let message = profile_error(b"1,2\n3,4,5\n", &no_header).to_string();
+    assert!(!message.contains("header"), "{message}");
+    assert!(message.contains("first row"), "{message}");
 }
 
 #[test]

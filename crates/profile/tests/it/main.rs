@@ -6,5 +6,6 @@
 mod bad_input;
 mod basics;
 mod chunking;
+mod expectations;
 mod pandas;
 mod scan;

@@ -225,3 +225,126 @@ fn pandas_reads_datetimes_in_every_form() {
     assert_eq!(facts["naive"]["nulls"], 1);
     assert!(facts["zoned"]["dtype"].as_str().unwrap().contains("UTC"));
 }
+
+const PLAIN_READ: &str = r#"
+import importlib.util, sys
+import pandas as pd
+spec = importlib.util.spec_from_file_location("schema_module", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+schema = getattr(module, sys.argv[4])
+schema.validate(pd.read_csv(sys.argv[2]), lazy=True)
+schema.validate(getattr(module, sys.argv[3])(sys.argv[2]), lazy=True)
+print("both valid")
+"#;
+
+/// Runs the emitted module's schema on `pd.read_csv(path)` and on `read_<name>(path)`.
+fn validates_plain_read(path: &Path) -> Result<(), String> {
+    let profile = profile_path(path, &ProfileOptions::default(), &|_, _| {}).unwrap();
+    let schema = profile.schema(&SchemaOptions::default());
+    let dir = tempfile::tempdir().unwrap();
+    let module = write_file(&dir, "schema_module.py", render_pandera(&schema).as_bytes());
+    let ident = autocoder_schema::python_identifier(&schema.name);
+    let out = Command::new(python())
+        .arg("-c")
+        .arg(PLAIN_READ)
+        .arg(&module)
+        .arg(path)
+        .arg(format!("read_{ident}"))
+        .arg(format!("{}_SCHEMA", ident.to_ascii_uppercase()))
+        .output()
+        .expect("the test Python runs");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}:\n{}\n{}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr),
+            render_pandera(&schema)
+        ))
+    }
+}
+
+#[test]
+fn the_schema_validates_a_plain_read_csv_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let dates = write_file(
+        &dir,
+        "dates.csv",
+        b"day,us,eu,stamp,zoned,month\n\
+          2024-01-31,1/31/2024,31.01.2024,2024-01-31 10:00:00,2024-01-31T10:00:00Z,Jan 1 2000\n\
+          2024-02-01,2/1/2024,01.02.2024,2024-02-01 11:00:00,2024-02-01T12:00:00+02:00,Feb 1 2000\n\
+          ,,,,,\n",
+    );
+    let flags = write_file(
+        &dir,
+        "flags.csv",
+        b"id,ok,maybe,count,zip\n1,True,True,3,02134\n2,False,,NA,10001\n3,True,False,5,00501\n",
+    );
+    let mixed = write_file(&dir, "mixed.csv", mixed(2000).as_bytes());
+    let mut files = vec![dates, flags, mixed];
+    for rel in [
+        "real/flights_sample.csv",
+        "real/penguins.csv",
+        "real/penguins_raw.csv",
+        "real/iris.csv",
+        "real/stocks.csv",
+    ] {
+        files.push(crate::expectations::testdata(rel));
+    }
+    let failures: Vec<String> = files
+        .iter()
+        .filter_map(|f| validates_plain_read(f).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn pandas_reads_the_new_date_forms_and_encodings() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "a,b,c,e\n\
+         Jan 1 2000,01-Jan-2020,2010/01/01 00:00,1 March 2021\n\
+         Feb 15 2001,15-Mar-2021,2010/12/31 23:59,31 December 2021\n\
+         Dec 31 2009,,2011/06/15 12:30,\n";
+    let path = write_file(&dir, "forms.csv", text.as_bytes());
+    let profile = profile_path(&path, &ProfileOptions::default(), &|_, _| {}).unwrap();
+    let facts = pandas_facts(&path, &profile, &dir);
+    for (name, nulls) in [("a", 0), ("b", 1), ("c", 0), ("e", 1)] {
+        assert_eq!(facts[name]["nulls"], nulls, "{name}: {facts}");
+        assert!(
+            facts[name]["dtype"]
+                .as_str()
+                .unwrap()
+                .starts_with("datetime64"),
+            "{name}: {facts}"
+        );
+    }
+
+    let latin1 = write_file(
+        &dir,
+        "latin.csv",
+        b"# note\nname,n\ncaf\xe9,1\nna\xefve,2\n",
+    );
+    let options = ProfileOptions {
+        encoding: autocoder_profile::Encoding::for_label("latin-1"),
+        comment: Some(b'#'),
+        ..ProfileOptions::default()
+    };
+    let profile = profile_path(&latin1, &options, &|_, _| {}).unwrap();
+    let facts = pandas_facts(&latin1, &profile, &dir);
+    assert_eq!(facts["n"]["dtype"], "Int64");
+    let mut utf16 = vec![0xFF, 0xFE];
+    for unit in "junk\nid,name\n1,Zoë\n2,Ana\n".encode_utf16() {
+        utf16.extend(unit.to_le_bytes());
+    }
+    let path = write_file(&dir, "wide.csv", &utf16);
+    let options = ProfileOptions {
+        skip_rows: 1,
+        ..ProfileOptions::default()
+    };
+    let profile = profile_path(&path, &options, &|_, _| {}).unwrap();
+    let facts = pandas_facts(&path, &profile, &dir);
+    assert_eq!(facts["id"]["rows"], 2);
+    assert_eq!(facts["id"]["dtype"], "Int64");
+}

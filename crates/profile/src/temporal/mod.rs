@@ -1,13 +1,84 @@
-//! Dates and datetimes: the formats pandas can read with an explicit `date_format`, parsed by
-//! hand into seconds since the Unix epoch (UTC when an offset is given).
+//! Dates and datetimes: the formats pandas can read with an explicit `date_format`. The common
+//! ones (ISO 8601 dates and datetimes, numeric dates with `/`, `.` or `-`) are parsed by hand
+//! into days or seconds since the Unix epoch (UTC when an offset is given); the others
+//! ([`named`]) with chrono's `strftime` parser.
 
-/// Date formats (`strftime`), one bit each in a format mask. ISO first: ties go to the first.
-pub(crate) const DATE_FORMATS: [&str; 7] = [
+mod named;
+
+use named::NAMED;
+
+/// The date formats read by hand (`strftime`), the first bits of a format mask. ISO first:
+/// ties go to the first.
+const HAND_FORMATS: [&str; 7] = [
     "%Y-%m-%d", "%Y/%m/%d", "%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y", "%m-%d-%Y", "%d-%m-%Y",
 ];
 
-/// All date formats.
-pub(crate) const ALL_DATE_FORMATS: u8 = (1 << DATE_FORMATS.len()) - 1;
+/// How many formats there are: the hand-read dates, then [`NAMED`].
+pub(crate) const FORMATS: usize = HAND_FORMATS.len() + NAMED.len();
+
+/// Every format, as a mask.
+pub(crate) const ALL_FORMATS: u32 = (1 << FORMATS) - 1;
+
+/// The formats read with chrono, as a mask.
+pub(crate) const NAMED_FORMATS: u32 = ALL_FORMATS & !((1 << HAND_FORMATS.len()) - 1);
+
+/// The formats with a time of day, as a mask.
+pub(crate) const STAMP_FORMATS: u32 = {
+    let mut mask = 0;
+    let mut i = 0;
+    while i < NAMED.len() {
+        if NAMED[i].stamp {
+            mask |= 1 << (HAND_FORMATS.len() + i);
+        }
+        i += 1;
+    }
+    mask
+};
+
+/// The date formats (no time of day), as a mask.
+pub(crate) const DATE_FORMATS: u32 = ALL_FORMATS & !STAMP_FORMATS;
+
+/// The `strftime` text of format `i`.
+pub(crate) fn format_text(i: usize) -> &'static str {
+    match i.checked_sub(HAND_FORMATS.len()) {
+        None => HAND_FORMATS[i],
+        Some(j) => NAMED.get(j).map_or("ISO8601", |n| n.strftime),
+    }
+}
+
+/// The first format of `mask`.
+pub(crate) fn first_format(mask: u32) -> Option<usize> {
+    (mask != 0).then(|| mask.trailing_zeros() as usize)
+}
+
+/// The formats among `candidates` read with chrono that `text` fits, and its value under the
+/// first of them (days for dates, seconds for datetimes), with whether they are datetimes.
+pub(crate) fn parse_named(text: &str, candidates: u32) -> Option<(u32, f64, bool)> {
+    let mut mask = 0u32;
+    let mut first: Option<(f64, bool)> = None;
+    let mut left = candidates & NAMED_FORMATS;
+    while left != 0 {
+        let i = left.trailing_zeros() as usize;
+        left &= left - 1;
+        let n = NAMED[i - HAND_FORMATS.len()];
+        if let Some(v) = named::value_under(text, n) {
+            // A value is a date or a datetime, never both: keep the first one's kind.
+            if first.is_none_or(|(_, stamp)| stamp == n.stamp) {
+                mask |= 1 << i;
+                first.get_or_insert((v, n.stamp));
+            }
+        }
+    }
+    first.map(|(v, stamp)| (mask, v, stamp))
+}
+
+/// The value of `text` under format `i`: days since the epoch for dates, seconds for datetimes.
+pub(crate) fn value_under(text: &str, i: usize) -> Option<f64> {
+    match i.checked_sub(HAND_FORMATS.len()) {
+        None => date_under(text, i).map(|d| d as f64),
+        Some(j) => named::value_under(text, *NAMED.get(j)?),
+    }
+}
 
 /// An ISO 8601 datetime's form; values of one form share one `strftime` format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,9 +199,9 @@ fn iso_date(b: &[u8]) -> Option<i64> {
     valid_date(y, m, d).then(|| days_from_civil(y, m, d))
 }
 
-/// The date formats `text` fits (a mask over [`DATE_FORMATS`]) and its day number under the
-/// first of them.
-pub(crate) fn parse_date(text: &str) -> Option<(u8, i64)> {
+/// The hand-read date formats `text` fits (a mask over [`HAND_FORMATS`]) and its day number
+/// under the first of them.
+pub(crate) fn parse_date(text: &str) -> Option<(u32, i64)> {
     let b = text.as_bytes();
     if b.len() == 10
         && let Some(days) = iso_date(b)
@@ -155,7 +226,7 @@ pub(crate) fn parse_date(text: &str) -> Option<(u8, i64)> {
     );
     let (a, b2, c) = (digits(p1)?, digits(p2)?, digits(p3)?);
     let short = |p: &[u8]| (1..=2).contains(&p.len());
-    let mut mask = 0u8;
+    let mut mask = 0u32;
     let mut first: Option<i64> = None;
     let mut try_fmt = |bit: usize, y: u32, m: u32, d: u32| {
         let y = i64::from(y);
@@ -184,8 +255,8 @@ pub(crate) fn parse_date(text: &str) -> Option<(u8, i64)> {
     first.map(|days| (mask, days))
 }
 
-/// Days since epoch under one specific format of [`DATE_FORMATS`].
-pub(crate) fn date_under(text: &str, format: usize) -> Option<i64> {
+/// Days since epoch under one of the [`HAND_FORMATS`].
+fn date_under(text: &str, format: usize) -> Option<i64> {
     let (mask, _) = parse_date(text)?;
     if mask & (1 << format) == 0 {
         return None;
