@@ -1,19 +1,36 @@
 //! Arbitrary bytes through dialect sniffing and the whole profiler, once as a reader
 //! (sequential) and once as a file split into tiny chunks on two threads. Any result is fine
 //! except a panic, and the two ways of reading must agree on rows, types and null counts.
+//! The first byte picks reading options (comment character, skipped lines, latin-1, skipping
+//! bad rows), so that those paths are fuzzed too.
 #![no_main]
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use autocoder_profile::{Dialect, ProfileOptions, profile_path, profile_reader};
+use autocoder_profile::{Dialect, Encoding, LongRows, ProfileOptions, profile_path, profile_reader};
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(|input: &[u8]| {
+    let Some((&selector, data)) = input.split_first() else {
+        return;
+    };
     let _ = Dialect::sniff(data);
     let options = ProfileOptions {
         sample_rows: 3,
         threads: 1,
+        comment: (selector & 1 == 1).then_some(b'#'),
+        skip_rows: u64::from((selector >> 1) & 3),
+        encoding: if selector & 8 == 8 {
+            Encoding::for_label("latin-1")
+        } else {
+            None
+        },
+        long_rows: if selector & 16 == 16 {
+            LongRows::Skip
+        } else {
+            LongRows::Error
+        },
         ..ProfileOptions::default()
     };
     let sequential = profile_reader(data, "fuzz", &options, &|_, _| {});

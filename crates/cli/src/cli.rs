@@ -4,8 +4,8 @@
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    eval::EvalArgs, generate::GenerateArgs, policy::PolicyArgs, profile::ProfileArgs, run::RunArgs,
-    sandbox::SandboxArgs, schema::SchemaArgs,
+    completions::CompletionsArgs, eval::EvalArgs, generate::GenerateArgs, policy::PolicyArgs,
+    profile::ProfileArgs, run::RunArgs, sandbox::SandboxArgs, schema::SchemaArgs,
 };
 
 /// Turn a plain-language task plus sample data into a tested Python script.
@@ -65,7 +65,17 @@ pub(crate) enum Command {
     Sandbox(SandboxArgs),
     /// Check shell commands against the agent's command policy.
     Policy(PolicyArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = COMPLETIONS_HELP)]
+    Completions(CompletionsArgs),
 }
+
+/// How to install the completion scripts, shown at the end of `completions --help`.
+pub(crate) const COMPLETIONS_HELP: &str = "\
+Install:
+  bash  autocoder completions bash > ~/.local/share/bash-completion/completions/autocoder
+  zsh   autocoder completions zsh > ~/.zfunc/_autocoder   (with `fpath+=~/.zfunc` before compinit)
+  fish  autocoder completions fish > ~/.config/fish/completions/autocoder.fish";
 
 /// `generate`'s exit codes.
 pub(crate) const GENERATE_EXIT_CODES: &str = "\

@@ -10,6 +10,19 @@ pub(crate) fn write_stdout(text: &str) -> io::Result<()> {
     out.flush()
 }
 
+/// Writes a document to `path` when given, to stdout otherwise (`-o/--output`).
+pub(crate) fn write_document(text: &str, path: Option<&std::path::Path>) -> anyhow::Result<()> {
+    match path {
+        Some(path) => std::fs::write(path, text).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write {}: {e}; check that its directory exists and is writable",
+                path.display()
+            )
+        }),
+        None => Ok(write_stdout(text)?),
+    }
+}
+
 /// Writes `text` to stderr as is (a sandboxed script's own stderr, passed through).
 pub(crate) fn write_stderr(text: &str) -> io::Result<()> {
     let mut err = io::stderr().lock();

@@ -88,6 +88,14 @@ pub fn evaluate_path_with(
         quote: b'"',
         has_header: table.read.has_header,
         bom: table.read.bom,
+        encoding: table
+            .read
+            .encoding
+            .as_deref()
+            .and_then(autocoder_profile::Encoding::for_label)
+            .unwrap_or_default(),
+        skip_rows: table.read.skip_rows,
+        comment: table.read.comment.and_then(|c| u8::try_from(c).ok()),
     };
     let options = ScanOptions {
         dialect: Some(dialect),

@@ -18,14 +18,16 @@ const VOTE_RECORDS: usize = 21;
 pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// How a CSV file is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Dialect {
     /// The field delimiter (`,`, `\t`, `;`, `|`, ...), as a byte; JSON writes it as a
     /// one-character string.
     #[serde(with = "byte_as_char")]
+    #[schemars(with = "String")]
     pub delimiter: u8,
     /// The quote character (`"`); quotes inside quoted fields are doubled.
     #[serde(with = "byte_as_char")]
+    #[schemars(with = "String")]
     pub quote: u8,
     /// Whether the first record is a header with the column names.
     pub has_header: bool,
@@ -34,6 +36,7 @@ pub struct Dialect {
     /// The text encoding (given, or UTF-16 found by its byte-order mark); absent in JSON for
     /// UTF-8.
     #[serde(default, skip_serializing_if = "is_utf8")]
+    #[schemars(with = "String")]
     pub encoding: Encoding,
     /// Lines skipped at the start of the file, before the header (pandas' `skiprows`).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -45,6 +48,7 @@ pub struct Dialect {
         skip_serializing_if = "Option::is_none",
         with = "opt_byte_as_char"
     )]
+    #[schemars(with = "Option<String>")]
     pub comment: Option<u8>,
 }
 

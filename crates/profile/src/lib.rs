@@ -65,3 +65,12 @@ pub use profile::{
 };
 pub use records::Record;
 pub use scan::{ChunkInfo, Scan, ScanChunk, ScanOptions, scan};
+
+/// The JSON Schema (2020-12) of the [`Profile`] document, as published in the repository
+/// (`crates/profile/profile.schema.json`).
+pub fn profile_json_schema() -> String {
+    let schema = schemars::schema_for!(Profile);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}

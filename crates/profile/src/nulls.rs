@@ -25,9 +25,12 @@ pub struct NullSpec {
     max_len: usize,
 }
 
-#[derive(Serialize, Deserialize)]
-struct NullSpecRepr {
+/// How a [`NullSpec`] reads and writes in JSON.
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
+pub(crate) struct NullSpecRepr {
+    /// Whether pandas' default missing-value strings count.
     keep_default_na: bool,
+    /// The strings added to (or, without the defaults, replacing) pandas' defaults.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     na_values: Vec<String>,
 }

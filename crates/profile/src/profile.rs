@@ -32,6 +32,7 @@
 //! ```
 
 use autocoder_schema::{DataType, Pattern, Scalar};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{Dialect, NullSpec};
@@ -40,7 +41,7 @@ use crate::{Dialect, NullSpec};
 pub const FORMAT_VERSION: u32 = 1;
 
 /// Everything the profiler found about one file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Profile {
     /// [`FORMAT_VERSION`].
     pub format_version: u32,
@@ -49,6 +50,7 @@ pub struct Profile {
     /// How the file is written (sniffed or given).
     pub dialect: Dialect,
     /// Which texts were read as missing.
+    #[schemars(with = "crate::nulls::NullSpecRepr")]
     pub nulls: NullSpec,
     /// Bytes read (after decompression), including the header.
     pub bytes: u64,
@@ -75,7 +77,7 @@ pub struct Profile {
 }
 
 /// Records that did not match the header.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BadRows {
     /// Records with fewer fields than the header; the missing fields were read as nulls.
     pub short_rows: u64,
@@ -90,7 +92,7 @@ pub struct BadRows {
 }
 
 /// One sampled row.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SampleRow {
     /// The 1-based data row (the header is not a row).
     pub row: u64,
@@ -101,7 +103,7 @@ pub struct SampleRow {
 }
 
 /// Everything the profiler found about one column.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[allow(clippy::struct_excessive_bools)] // independent facts, not a state machine
 pub struct ColumnProfile {
     /// The name pandas gives the column (header text; duplicates get `.1`, `.2`; empty headers
@@ -180,7 +182,7 @@ pub struct ColumnProfile {
 }
 
 /// Sums and moments of a numeric column.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NumericStats {
     /// The sum (compensated summation).
     pub sum: f64,
@@ -197,7 +199,7 @@ pub struct NumericStats {
 }
 
 /// One quantile.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Quantile {
     /// The probability, in `0..=1`.
     pub q: f64,
@@ -206,7 +208,7 @@ pub struct Quantile {
 }
 
 /// An equal-width histogram.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Histogram {
     /// The bins, from the minimum to the maximum; each includes its lower bound, the last also
     /// its upper bound.
@@ -216,7 +218,7 @@ pub struct Histogram {
 }
 
 /// One histogram bin.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HistogramBin {
     /// The lower bound (a number, or an ISO date/datetime string).
     pub lo: Scalar,
@@ -227,7 +229,7 @@ pub struct HistogramBin {
 }
 
 /// A value and how often it occurs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ValueCount {
     /// The text as written.
     pub value: String,
@@ -236,7 +238,7 @@ pub struct ValueCount {
 }
 
 /// String lengths, in characters (Unicode code points, like pandas `str.len()`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LengthStats {
     /// The shortest.
     pub min: u64,
@@ -247,7 +249,7 @@ pub struct LengthStats {
 }
 
 /// Whether a column's values are sorted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Monotonic {
     /// Each value is greater than the previous.
@@ -263,7 +265,7 @@ pub enum Monotonic {
 }
 
 /// How many values of a column follow a named pattern.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PatternRate {
     /// The pattern.
     pub pattern: Pattern,
@@ -274,7 +276,7 @@ pub struct PatternRate {
 }
 
 /// A value shape and how many sampled values have it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ShapeCount {
     /// The shape, e.g. `AAA-9999`.
     pub shape: String,

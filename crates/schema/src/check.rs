@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::{DataType, Pattern, SchemaError};
 
 /// A literal value in a check: a bound, or one of a list of allowed values.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Scalar {
     /// `true` or `false`.

@@ -10,7 +10,19 @@ use serde::{Deserialize, Serialize};
 /// integers stay integers when values are missing (pandas `Int64`), booleans are nullable
 /// (`boolean`), and text that looks numeric but carries meaning in its digits (zip codes such as
 /// `02134`) stays a string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    PartialOrd,
+    Ord,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum DataType {
     /// `true`/`false` in one of the spellings pandas reads as booleans.

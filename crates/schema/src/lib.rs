@@ -3,6 +3,9 @@
 //! schema holds. The profiler produces it, the constraint parser adds checks to it, and the
 //! generation loop shows it to the model; none of them needs another's behaviour to use it.
 //!
+//! It also exports as a Frictionless Table Schema ([`render_frictionless`]) and as the JSON
+//! Schema of one row ([`render_json_schema`]).
+//!
 //! It renders as a Python module with a Pandera `DataFrameSchema` and a `read_<name>` function
 //! (the `pd.read_csv` call with the dtypes, null markers and date formats the schema assumes):
 //!
@@ -20,6 +23,7 @@
 mod check;
 mod dtype;
 mod error;
+mod export;
 mod pandera;
 mod pattern;
 mod python;
@@ -28,6 +32,7 @@ mod table;
 pub use check::{Check, Scalar, looks_like_iso_date};
 pub use dtype::DataType;
 pub use error::SchemaError;
+pub use export::{render_frictionless, render_json_schema};
 pub use pandera::render_pandera;
 pub use pattern::Pattern;
 pub use python::{python_identifier, python_str};

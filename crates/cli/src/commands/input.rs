@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use autocoder_profile::{Dialect, LongRows, NullSpec, Profile, ProfileOptions, profile_path};
+use autocoder_profile::{
+    Dialect, Encoding, LongRows, NullSpec, Profile, ProfileOptions, profile_path,
+};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -31,9 +33,24 @@ pub(crate) struct InputArgs {
     /// Don't treat pandas' default texts (`NA`, `N/A`, `NaN`, `null`, `None`, empty, ...) as missing.
     #[arg(long)]
     pub(crate) no_default_na: bool,
-    /// Skip rows with more fields than the header and count them, instead of stopping.
+    /// Skip rows with more fields than the header (and the line of a quote that never closes)
+    /// and count them, instead of stopping.
     #[arg(long)]
     pub(crate) skip_bad_rows: bool,
+    /// Skip N lines at the start of the file, before the header (pandas' `skiprows`).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(crate) skip_rows: u64,
+    /// Ignore from this character to the end of its line, outside quotes; lines that start with
+    /// it are skipped (pandas' `comment`).
+    #[arg(long, value_name = "C", value_parser = parse_comment)]
+    pub(crate) comment: Option<u8>,
+    /// The text encoding: `latin-1`, `cp1252`, `utf-16`, `shift_jis`, ... (pandas' `encoding`).
+    /// UTF-8 by default; UTF-16 is found by its byte-order mark.
+    #[arg(long, value_name = "E", value_parser = parse_encoding)]
+    pub(crate) encoding: Option<Encoding>,
+    /// The longest record accepted, in MiB; a longer one is an error.
+    #[arg(long, value_name = "MB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub(crate) max_record_mb: u64,
     /// Rows kept as samples (reservoir sampling, deterministic for a given --seed).
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub(crate) sample_rows: usize,
@@ -63,6 +80,25 @@ fn parse_delimiter(text: &str) -> Result<u8, String> {
     }
 }
 
+/// Accepts one ASCII character that is not a letter, digit, quote or line end.
+fn parse_comment(text: &str) -> Result<u8, String> {
+    match text.as_bytes() {
+        [b] if b.is_ascii_punctuation() && *b != b'"' => Ok(*b),
+        _ => Err(format!(
+            "`{text}` is not a comment character: give one ASCII punctuation character such as `#`"
+        )),
+    }
+}
+
+/// Accepts the encodings Python and the WHATWG Encoding Standard name.
+fn parse_encoding(text: &str) -> Result<Encoding, String> {
+    Encoding::for_label(text).ok_or_else(|| {
+        format!(
+            "`{text}` is not an encoding this build knows: try `latin-1`, `cp1252`, `utf-16`, `utf-8`"
+        )
+    })
+}
+
 impl InputArgs {
     /// The profiler options these arguments ask for.
     pub(crate) fn options(&self) -> ProfileOptions {
@@ -75,6 +111,10 @@ impl InputArgs {
             } else {
                 LongRows::Error
             },
+            skip_rows: self.skip_rows,
+            comment: self.comment,
+            encoding: self.encoding,
+            max_record_bytes: usize::try_from(self.max_record_mb << 20).unwrap_or(usize::MAX),
             ..ProfileOptions::default()
         };
         if let Some(seed) = self.seed {
@@ -191,6 +231,10 @@ mod tests {
             sample_rows: 5,
             seed: Some(9),
             threads: 1,
+            skip_rows: 2,
+            comment: Some(b'#'),
+            encoding: Encoding::for_label("cp1252"),
+            max_record_mb: 1,
         };
         let options = args.options();
         assert_eq!(options.sample_rows, 5);
@@ -198,6 +242,10 @@ mod tests {
         assert_eq!(options.threads, 1);
         assert_eq!(options.has_header, Some(false));
         assert_eq!(options.long_rows, LongRows::Skip);
+        assert_eq!(options.skip_rows, 2);
+        assert_eq!(options.comment, Some(b'#'));
+        assert_eq!(options.encoding, Encoding::for_label("cp1252"));
+        assert_eq!(options.max_record_bytes, 1 << 20);
         let dialect = options.dialect.unwrap();
         assert_eq!(dialect.delimiter, b';');
         assert!(!dialect.has_header);

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use crate::cli::{Cli, Command};
 use crate::signals::cancel_on_signal;
 
+pub(crate) mod completions;
 pub(crate) mod constraint;
 pub(crate) mod eval;
 pub(crate) mod generate;
@@ -31,6 +32,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval(args) => {
             exit_code(runtime()?.block_on(cancel_on_signal(eval::run(*args, &cli.global))))
         }
+        Command::Completions(args) => completions::run(&args),
     }
 }
 

@@ -1,5 +1,6 @@
 //! `autocoder profile FILE...`: what the data holds, as text, JSON, Pandera or prompt context.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -17,6 +18,12 @@ pub(crate) struct ProfileArgs {
     /// How to print the profile.
     #[arg(short, long, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
+    /// Print the profile as JSON (the same as `--format json`).
+    #[arg(long, conflicts_with = "format")]
+    pub(crate) json: bool,
+    /// Write the document to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) input: InputArgs,
 }
@@ -38,8 +45,9 @@ pub(crate) enum Format {
 /// Runs `autocoder profile`.
 pub(crate) fn run(args: &ProfileArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let profiles = args.input.profile_all(global.quiet)?;
-    let text = render_all(args.format, &profiles, &args.input)?;
-    output::write_stdout(&text)?;
+    let format = if args.json { Format::Json } else { args.format };
+    let text = render_all(format, &profiles, &args.input)?;
+    output::write_document(&text, args.output.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -35,8 +35,8 @@ fn text_is_the_default_and_names_every_column() {
     ] {
         assert!(text.contains(column), "{column} missing from:\n{text}");
     }
-    // Exact values: pandas gives mean 43.9219298245614 for bill_length_mm.
-    assert!(text.contains("43.92192982456"), "{text}");
+    // Rounded for people: pandas gives mean 43.9219298245614 for bill_length_mm.
+    assert!(text.contains("43.92"), "{text}");
     // stderr is not a terminal here: no progress bar, nothing at all.
     assert!(
         out.stderr.is_empty(),

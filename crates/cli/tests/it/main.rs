@@ -5,11 +5,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
 mod constraints;
+mod conventions;
 mod errors;
 mod eval;
 mod examples;
 mod formats;
 mod generate;
+mod human;
 mod pandera;
 mod policy;
 mod robustness;

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use autocoder_schema::DataType;
 
 use super::format::{
-    count, delimiter, distinct, dtype, float, monotonic, nulls, quantiles, scalar, short_value,
-    source, truncate,
+    count, delimiter, distinct, dtype, escape_controls, float, monotonic, nulls, quantiles, scalar,
+    short_value, source, truncate,
 };
 use crate::{ColumnProfile, Profile, Quantile};
 
@@ -89,7 +89,7 @@ fn render(profile: &Profile, detail: Detail) -> String {
     let _ = writeln!(
         out,
         "Table `{}` ({}): {}, {}; delimiter {}, {}; missing values: {}.",
-        profile.table_name(),
+        escape_controls(&profile.table_name(), &[]),
         source(profile),
         count(profile.rows, "row"),
         count(profile.columns.len() as u64, "column"),
@@ -121,7 +121,7 @@ fn render(profile: &Profile, detail: Detail) -> String {
 }
 
 fn column_line(out: &mut String, c: &ColumnProfile, detail: Detail) {
-    let _ = write!(out, "- {}: {}", c.name, dtype(c));
+    let _ = write!(out, "- {}: {}", escape_controls(&c.name, &[]), dtype(c));
     if c.dtype == DataType::Empty {
         let _ = writeln!(out, ", all {} missing", c.nulls);
         return;
@@ -306,6 +306,7 @@ fn sample_rows(out: &mut String, profile: &Profile, detail: Detail) {
 
 /// A CSV field: quoted when it holds a comma, quote or line break.
 fn csv_field(value: &str) -> String {
+    let value = &escape_controls(value, &['\n', '\r', '\t']);
     if value.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", value.replace('"', "\"\""))
     } else {

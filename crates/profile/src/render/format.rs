@@ -23,6 +23,53 @@ pub(super) fn float(x: f64) -> String {
     }
 }
 
+/// A statistic for people: four significant digits, but never fewer digits than the
+/// integer part has (`43.92`, `200.9`, `1234568`, `0.0001235`); integers stay whole.
+pub(super) fn human(x: f64) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return float(x).trim_end_matches(".0").to_owned();
+    }
+    // The magnitude is within ±400: the cast cannot truncate.
+    #[allow(clippy::cast_possible_truncation)]
+    let magnitude = x.abs().log10().floor() as i32;
+    if !(-5..=15).contains(&magnitude) {
+        return format!("{x:.3e}");
+    }
+    let decimals = usize::try_from(3 - magnitude).unwrap_or(0);
+    let text = format!("{x:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
+}
+
+/// A computed value for people: numbers by [`human`], dates and text as they are.
+pub(super) fn human_scalar(value: &Scalar) -> String {
+    match value {
+        Scalar::Float(x) => human(*x),
+        other => scalar(other),
+    }
+}
+
+/// `text` with its control characters written as escapes (`\n`, `\u{1b}`), so that names
+/// and values cannot move the cursor, ring the bell or recolour a terminal. `keep` are control
+/// characters left as they are.
+pub(super) fn escape_controls(text: &str, keep: &[char]) -> String {
+    if !text.chars().any(|c| c.is_control() && !keep.contains(&c)) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() && !keep.contains(&c) {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `1 row`, `2 rows`.
 pub(super) fn count(n: u64, noun: &str) -> String {
     if n == 1 {
@@ -32,13 +79,18 @@ pub(super) fn count(n: u64, noun: &str) -> String {
     }
 }
 
-/// The file as shown to people: `-` is standard input.
-pub(super) fn source(profile: &Profile) -> &str {
+/// The file as shown to people: `-` is standard input; control characters are escaped.
+pub(super) fn source(profile: &Profile) -> String {
     if profile.source == "-" {
-        "standard input"
+        "standard input".to_owned()
     } else {
-        &profile.source
+        escape_controls(&profile.source, &[])
     }
+}
+
+/// A column name as shown to people: control characters escaped, cut to `max` characters.
+pub(super) fn name(text: &str, max: usize) -> String {
+    truncate(&escape_controls(text, &[]), max)
 }
 
 /// A scalar as a reader expects it: numbers exact, text bare unless it needs quoting (empty,
@@ -200,6 +252,20 @@ mod tests {
         assert_eq!(text_value("two\nlines"), "\"two\\nlines\"");
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
+    }
+
+    #[test]
+    fn statistics_for_people_have_four_significant_digits() {
+        assert_eq!(human(43.921_929_824_561_42), "43.92");
+        assert_eq!(human(5.459_583_713_926_547), "5.46");
+        assert_eq!(human(200.915_204_678_362_58), "200.9");
+        assert_eq!(human(1_234_567.89), "1234568");
+        assert_eq!(human(-0.000_123_456), "-0.0001235");
+        assert_eq!(human(3.0), "3");
+        assert_eq!(human(0.0), "0");
+        assert_eq!(human(1e300), "1.000e300");
+        assert_eq!(escape_controls("a\u{1b}[2J\n", &[]), "a\\u{1b}[2J\\n");
+        assert_eq!(escape_controls("a\nb", &['\n']), "a\nb");
     }
 
     #[test]

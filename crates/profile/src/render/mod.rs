@@ -1,8 +1,9 @@
 //! Human-facing renderings of a [`crate::Profile`]: [`text`] for a terminal, [`context`] for a
 //! prompt.
 //!
-//! Both print exact values: counts as integers, floats in their shortest form that reads back to
-//! the same `f64` (as in the JSON rendering), never rounded to a few digits.
+//! The terminal report rounds computed statistics to four significant digits (`mean 43.92`);
+//! the prompt context prints them exactly (the shortest form that reads back to the same
+//! `f64`, as in the JSON rendering). Both cut long values and escape control characters.
 
 mod context;
 mod format;
@@ -33,14 +34,17 @@ lines\"
     }
 
     #[test]
-    fn text_lists_every_column_with_exact_values() {
+    fn text_lists_every_column_with_rounded_values() {
         let text = super::text(&orders());
         assert!(text.starts_with("orders.csv: 4 rows, 6 columns"), "{text}");
         for name in ["order_id", "zip", "qty", "price", "status", "note"] {
             assert!(text.contains(name), "{name}:\n{text}");
         }
-        // std of 9.99, 19.5, 0.1, -2.25 (pandas: 9.970852521224051), printed in full.
-        assert!(text.contains("9.970852521224051"), "{text}");
+        // std of 9.99, 19.5, 0.1, -2.25 (pandas: 9.970852521224051), to four digits.
+        assert!(text.contains("9.971"), "{text}");
+        assert!(!text.contains("9.970852521224051"), "{text}");
+        // The prompt context keeps it exact.
+        assert!(super::context(&orders()).contains("9.970852521224051"));
         assert!(
             text.contains("zip (string)"),
             "zero-padded zips stay text:\n{text}"

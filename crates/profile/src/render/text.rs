@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use autocoder_schema::DataType;
 
 use super::format::{
-    bytes, count, delimiter, distinct, dtype, float, monotonic, nulls, quantiles, scalar,
+    bytes, count, delimiter, distinct, dtype, human, human_scalar, monotonic, name, nulls, scalar,
     short_value, source, truncate,
 };
 use crate::{ColumnProfile, Histogram, Profile};
@@ -21,7 +21,9 @@ const BAR_WIDTH: u64 = 30;
 
 /// A readable report of `profile` for a terminal: what the file is, a table of the columns
 /// (type, nulls, distinct, min, max, mean, std), then per column its quantiles, top values,
-/// lengths, patterns, shapes and histogram, and a few sample rows. Values are exact.
+/// lengths, patterns, shapes and histogram, and a few sample rows. Statistics are rounded to
+/// four significant digits (the JSON keeps them exact), long values are cut, and control
+/// characters in names and values are escaped.
 pub fn text(profile: &Profile) -> String {
     let mut out = String::new();
     summary(&mut out, profile);
@@ -71,11 +73,19 @@ fn summary(out: &mut String, profile: &Profile) {
         }
     );
     let bad = &profile.bad_rows;
-    if bad.short_rows + bad.long_rows > 0 {
+    if bad.short_rows + bad.long_rows + bad.unclosed_quotes > 0 {
         let lines: Vec<String> = bad.first_bad_lines.iter().map(u64::to_string).collect();
+        let quotes = if bad.unclosed_quotes > 0 {
+            format!(
+                ", {} with a quote never closed (skipped to the end of its line)",
+                bad.unclosed_quotes
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "  bad rows: {} short (missing fields read as nulls), {} long (skipped); first at lines {}",
+            "  bad rows: {} short (missing fields read as nulls), {} long (skipped){quotes}; first at lines {}",
             bad.short_rows,
             bad.long_rows,
             lines.join(", ")
@@ -99,7 +109,7 @@ fn column_table(out: &mut String, profile: &Profile) {
         let numeric = c.numeric.as_ref();
         rows.push(vec![
             (i + 1).to_string(),
-            truncate(&c.name, CELL_CHARS),
+            name(&c.name, CELL_CHARS),
             c.dtype.name().to_owned(),
             c.nulls.to_string(),
             distinct(c),
@@ -110,8 +120,8 @@ fn column_table(out: &mut String, profile: &Profile) {
             c.max
                 .as_ref()
                 .map_or_else(String::new, |v| truncate(&scalar(v), CELL_CHARS)),
-            numeric.map_or_else(String::new, |n| float(n.mean)),
-            numeric.and_then(|n| n.std).map_or_else(String::new, float),
+            numeric.map_or_else(String::new, |n| human(n.mean)),
+            numeric.and_then(|n| n.std).map_or_else(String::new, human),
         ]);
     }
     aligned(out, &rows, "  ");
@@ -148,7 +158,7 @@ fn details(out: &mut String, c: &ColumnProfile) {
     let _ = writeln!(
         out,
         "{} ({}{})",
-        c.name,
+        name(&c.name, usize::MAX),
         dtype(c),
         if c.nullable { ", nullable" } else { "" }
     );
@@ -164,9 +174,9 @@ fn details(out: &mut String, c: &ColumnProfile) {
         let _ = write!(
             out,
             "  sum {}, mean {}, std {}, zeros {}, negatives {}",
-            float(n.sum),
-            float(n.mean),
-            n.std.map_or_else(|| "n/a".to_owned(), float),
+            human(n.sum),
+            human(n.mean),
+            n.std.map_or_else(|| "n/a".to_owned(), human),
             n.zeros,
             n.negatives
         );
@@ -176,7 +186,12 @@ fn details(out: &mut String, c: &ColumnProfile) {
         out.push('\n');
     }
     if let (Some(min), Some(max)) = (&c.min, &c.max) {
-        let _ = writeln!(out, "  min {}, max {}", scalar(min), scalar(max));
+        let _ = writeln!(
+            out,
+            "  min {}, max {}",
+            truncate(&scalar(min), VALUE_CHARS),
+            truncate(&scalar(max), VALUE_CHARS)
+        );
     }
     if !c.quantiles.is_empty() {
         let _ = writeln!(
@@ -194,7 +209,7 @@ fn details(out: &mut String, c: &ColumnProfile) {
             out,
             "  length min {}, mean {}, max {}",
             l.min,
-            float(l.mean),
+            human(l.mean),
             l.max
         );
     }
@@ -219,7 +234,7 @@ fn details(out: &mut String, c: &ColumnProfile) {
         let rates: Vec<String> = c
             .patterns
             .iter()
-            .map(|p| format!("{} {} ({})", p.pattern.name(), p.matches, float(p.rate)))
+            .map(|p| format!("{} {} ({})", p.pattern.name(), p.matches, human(p.rate)))
             .collect();
         let _ = writeln!(out, "  patterns: {}", rates.join(", "));
     }
@@ -261,9 +276,9 @@ fn histogram(out: &mut String, h: &Histogram) {
                 "█".repeat(width)
             };
             vec![
-                scalar(&b.lo),
+                human_scalar(&b.lo),
                 "..".to_owned(),
-                scalar(&b.hi),
+                human_scalar(&b.hi),
                 b.count.to_string(),
                 bar,
             ]
@@ -285,7 +300,7 @@ fn samples(out: &mut String, profile: &Profile) {
     );
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut header = vec!["row".to_owned()];
-    header.extend(profile.columns.iter().map(|c| truncate(&c.name, 16)));
+    header.extend(profile.columns.iter().map(|c| name(&c.name, 16)));
     rows.push(header);
     for sample in profile.samples.iter().take(SAMPLE_ROWS) {
         let mut row = vec![sample.row.to_string()];
@@ -293,4 +308,13 @@ fn samples(out: &mut String, profile: &Profile) {
         rows.push(row);
     }
     aligned(out, &rows, "  ");
+}
+
+/// `p1 3 p5 4.5 ...`, rounded for people.
+fn quantiles(qs: &[crate::Quantile]) -> String {
+    let parts: Vec<String> = qs
+        .iter()
+        .map(|q| format!("p{} {}", human(q.q * 100.0), human_scalar(&q.value)))
+        .collect();
+    parts.join(" ")
 }

@@ -8,4 +8,5 @@ mod basics;
 mod chunking;
 mod expectations;
 mod pandas;
+mod published;
 mod scan;
