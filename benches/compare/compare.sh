@@ -42,9 +42,11 @@ if ! cmp -s "$req" "$venv/.requirements"; then
   cp "$req" "$venv/.requirements"
 fi
 
-say "building autocoder (release)"
+say "building autocoder and the stage breakdown (release)"
 cargo build --release --quiet -p autocoder
+cargo build --release --quiet -p autocoder-benches --example stages
 bin="${CARGO_TARGET_DIR:-$ROOT/target}/release/autocoder"
+stages="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/stages"
 
 mkdir -p "$data_dir"
 csv="$data_dir/mixed-${size_mb}m.csv"
@@ -55,3 +57,6 @@ fi
 
 "$venv/bin/python" "$HERE/compare.py" "$csv" --autocoder "$bin" --repeat "$repeat" \
   --json "$data_dir/compare-${size_mb}m.json"
+
+say "where autocoder's time goes (parse, type inference, sketches, merge)"
+"$stages" "$csv" 0 --json "$data_dir/stages-${size_mb}m.json"

@@ -2,13 +2,14 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 use crate::chunks::Boundary;
 use crate::pipeline::{ChunkFailure, run};
 use crate::records::{ParseSettings, parse_chunk};
 use crate::source::{OpenSettings, Opened, open, open_path};
 use crate::table::{Hints, TableAcc};
-use crate::{Profile, ProfileError, ProfileOptions};
+use crate::{Profile, ProfileError, ProfileOptions, Stages};
 
 /// Profiles the CSV file at `path` (`-` reads standard input; gzip input is recognised by its
 /// first bytes) in one streaming pass on [`ProfileOptions::threads`] threads, with memory
@@ -187,7 +188,11 @@ fn profile_opened(
             let counts = parse_chunk(
                 chunk,
                 &parse,
-                |record| acc.add_record(record),
+                |record| match options.stages {
+                    Stages::All => acc.add_record(record),
+                    Stages::Infer => acc.infer_record(record),
+                    Stages::Parse => {}
+                },
                 |line| {
                     if bad_lines.len() < 20 {
                         bad_lines.push(line);
@@ -204,10 +209,23 @@ fn profile_opened(
         |done| {
             bytes_done += done.bytes;
             progress(bytes_done, total_bytes);
+            let start = std::time::Instant::now();
             total.merge(done.value);
             total.publish_merged(&hints);
+            if let Some(times) = &options.stage_times {
+                times.merge_ns.fetch_add(nanos(start), Ordering::Relaxed);
+            }
             Ok(())
         },
     )?;
-    Ok(total.finish(source, &header, dialect, bytes_done, options))
+    let start = std::time::Instant::now();
+    let profile = total.finish(source, &header, dialect, bytes_done, options);
+    if let Some(times) = &options.stage_times {
+        times.finish_ns.fetch_add(nanos(start), Ordering::Relaxed);
+    }
+    Ok(profile)
+}
+
+fn nanos(since: std::time::Instant) -> u64 {
+    u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }

@@ -58,7 +58,7 @@ pub use dialect::{Dialect, SNIFF_DELIMITERS, UTF8_BOM};
 pub use encoding::Encoding;
 pub use error::ProfileError;
 pub use nulls::{NullSpec, PANDAS_NA_VALUES};
-pub use options::{LongRows, ProfileOptions, SchemaOptions};
+pub use options::{LongRows, ProfileOptions, SchemaOptions, StageTimes, Stages};
 pub use profile::{
     BadRows, ColumnProfile, FORMAT_VERSION, Histogram, HistogramBin, LengthStats, Monotonic,
     NumericStats, PatternRate, Profile, Quantile, SampleRow, ShapeCount, ValueCount,

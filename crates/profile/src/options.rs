@@ -1,6 +1,34 @@
 //! What the profiler is asked to do: how to read the file and how much to keep.
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
 use crate::{Dialect, Encoding, NullSpec};
+
+/// How much of the per-record work to do, for the benchmark's per-stage breakdown
+/// (`benches/examples/stages.rs`); anything but [`Stages::All`] gives a partial profile.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stages {
+    /// Everything.
+    #[default]
+    All,
+    /// Only cut chunks and split records into fields.
+    Parse,
+    /// Also classify each value and keep the statistics of its type.
+    Infer,
+}
+
+/// Time the calling thread spent merging chunk results and finishing the profile, for the
+/// benchmark's per-stage breakdown.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct StageTimes {
+    /// Nanoseconds merging chunk accumulators into the file's.
+    pub merge_ns: AtomicU64,
+    /// Nanoseconds turning the merged accumulator into the profile.
+    pub finish_ns: AtomicU64,
+}
 
 /// What to do with a record that has more fields than the header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -60,6 +88,10 @@ pub struct ProfileOptions {
     /// The file's text encoding; `None` reads UTF-8 (or UTF-16 when a byte-order mark says
     /// so).
     pub encoding: Option<Encoding>,
+    #[doc(hidden)]
+    pub stages: Stages,
+    #[doc(hidden)]
+    pub stage_times: Option<Arc<StageTimes>>,
 }
 
 impl Default for ProfileOptions {
@@ -82,6 +114,8 @@ impl Default for ProfileOptions {
             skip_rows: 0,
             comment: None,
             encoding: None,
+            stages: Stages::All,
+            stage_times: None,
         }
     }
 }

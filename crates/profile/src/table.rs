@@ -166,6 +166,19 @@ impl TableAcc {
         });
     }
 
+    /// Classifies the record's values and keeps their types' statistics only (the
+    /// inference stage of the benchmark's breakdown, [`crate::Stages::Infer`]).
+    pub(crate) fn infer_record(&mut self, record: &Record<'_>) {
+        self.rows += 1;
+        let key = key3(self.seed, self.chunk, record.row_in_chunk());
+        for (i, column) in self.columns.iter_mut().enumerate() {
+            match record.field(i) {
+                Some(field) if !record.is_null_text(field) => column.infer(field, key),
+                _ => column.add_null(),
+            }
+        }
+    }
+
     /// Tells later chunks which columns hold text and which outgrew the exact distinct bound.
     pub(crate) fn publish_kinds(&self, hints: &Hints) {
         for (i, c) in self.columns.iter().enumerate() {

@@ -196,6 +196,15 @@ impl ColumnAcc {
         self.len_sum += chars;
     }
 
+    /// Counts a non-missing value and adds it to its type's statistics, nothing else (see
+    /// [`crate::Stages::Infer`]).
+    pub(crate) fn infer(&mut self, value: &str, key: u64) {
+        self.count += 1;
+        if !self.text_known {
+            self.add_kind(value, key);
+        }
+    }
+
     /// Classifies a value and adds it to the statistics of its kind; false for text.
     #[inline]
     fn add_kind(&mut self, value: &str, key: u64) -> bool {
