@@ -83,7 +83,7 @@ impl Dialect {
     /// (scikit-learn's `linnerud_*.csv`); and whether the first line is a header. It is when
     /// none of its fields is a number (pandas' assumption), or when its fields' types differ
     /// from the types of the rows below in more columns than they agree (Python's
-    /// `csv.Sniffer` vote, which DuckDB's sniffer follows too): `150,4,setosa` over rows of
+    /// `csv.Sniffer` vote; `DuckDB`'s sniffer compares types too): `150,4,setosa` over rows of
     /// floats is a header.
     pub fn sniff(head: &[u8]) -> Dialect {
         let bom = head.starts_with(UTF8_BOM);
@@ -159,7 +159,7 @@ mod byte_as_char {
 mod opt_byte_as_char {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    #[allow(clippy::ref_option)] // the signature serde's `with` expects
+    #[allow(clippy::ref_option, clippy::trivially_copy_pass_by_ref)] // serde's `with` signature
     pub(super) fn serialize<S: Serializer>(byte: &Option<u8>, s: S) -> Result<S::Ok, S::Error> {
         match byte {
             Some(b) => super::byte_as_char::serialize(b, s),

@@ -33,6 +33,7 @@ pub(crate) struct Done<A> {
 
 /// Runs `work` on every chunk of `chunker` with `threads` workers and calls `consume` with the
 /// results in file order.
+#[allow(clippy::too_many_lines)] // the threads' bodies and their wiring read best together
 pub(crate) fn run<A, W, C>(
     mut chunker: Chunker<'_>,
     threads: usize,

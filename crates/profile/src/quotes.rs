@@ -31,10 +31,8 @@ pub(crate) fn unclosed_quote(bytes: &[u8], dialect: Dialect) -> Option<usize> {
         let b = bytes[i];
         if at_field_start && b == quote {
             open = Some(i);
-        } else if b == delimiter || b == b'\n' || b == b'\r' {
-            at_field_start = true;
         } else {
-            at_field_start = false;
+            at_field_start = b == delimiter || b == b'\n' || b == b'\r';
         }
         i += 1;
     }

@@ -97,6 +97,7 @@ pub(crate) struct OpenSettings {
 
 /// Reads the head of `reader`, settles the dialect and the header, and returns the chunker
 /// positioned on the first data record.
+#[allow(clippy::too_many_lines)] // one sequence: adapters, chunker, sniffing, header checks
 pub(crate) fn open<'a>(
     reader: Box<dyn Read + Send + 'a>,
     total_bytes: u64,
@@ -224,16 +225,15 @@ fn decoded<'a>(
     total_bytes: u64,
     settings: &OpenSettings,
 ) -> Result<(Box<dyn Read + Send + 'a>, Encoding, u64), ProfileError> {
-    let (encoding, reader) = match settings.encoding {
-        Some(e) => (e, reader),
-        None => {
-            let (head, whole) =
-                peek(reader, 2).map_err(|e| ProfileError::io(&settings.source_name, e))?;
-            (
-                Encoding::sniff_utf16(&head).unwrap_or(Encoding::UTF8),
-                whole,
-            )
-        }
+    let (encoding, reader) = if let Some(e) = settings.encoding {
+        (e, reader)
+    } else {
+        let (head, whole) =
+            peek(reader, 2).map_err(|e| ProfileError::io(&settings.source_name, e))?;
+        (
+            Encoding::sniff_utf16(&head).unwrap_or(Encoding::UTF8),
+            whole,
+        )
     };
     if encoding.is_utf8() {
         Ok((reader, encoding, total_bytes))

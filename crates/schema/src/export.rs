@@ -157,79 +157,8 @@ fn json_schema_column(column: &ColumnSchema) -> Value {
         _ => {}
     }
     let mut unexpressed = Vec::new();
-    // Comparisons of dates and datetimes are on their text in JSON: only numbers are bounded.
-    let number = |s: &Scalar| match s {
-        Scalar::Int(_) | Scalar::Float(_) if column.dtype.is_numeric() => Some(scalar_json(s)),
-        _ => None,
-    };
     for check in &column.checks {
-        let done = match check {
-            Check::Gt { value } => number(value).map(|v| vec![("exclusiveMinimum", v)]),
-            Check::Ge { value } => number(value).map(|v| vec![("minimum", v)]),
-            Check::Lt { value } => number(value).map(|v| vec![("exclusiveMaximum", v)]),
-            Check::Le { value } => number(value).map(|v| vec![("maximum", v)]),
-            Check::InRange {
-                min,
-                max,
-                include_min,
-                include_max,
-            } => number(min).zip(number(max)).map(|(lo, hi)| {
-                vec![
-                    (
-                        if *include_min {
-                            "minimum"
-                        } else {
-                            "exclusiveMinimum"
-                        },
-                        lo,
-                    ),
-                    (
-                        if *include_max {
-                            "maximum"
-                        } else {
-                            "exclusiveMaximum"
-                        },
-                        hi,
-                    ),
-                ]
-            }),
-            Check::Eq { value } if !column.dtype.is_temporal() => {
-                Some(vec![("const", scalar_json(value))])
-            }
-            Check::Ne { value } if !column.dtype.is_temporal() => {
-                Some(vec![("not", json!({ "const": scalar_json(value) }))])
-            }
-            Check::Isin { values } if !column.dtype.is_temporal() => {
-                let mut options: Vec<Value> = values.iter().map(scalar_json).collect();
-                if column.nullable {
-                    options.push(Value::Null);
-                }
-                Some(vec![("enum", Value::Array(options))])
-            }
-            Check::Notin { values } if !column.dtype.is_temporal() => Some(vec![(
-                "not",
-                json!({ "enum": values.iter().map(scalar_json).collect::<Vec<_>>() }),
-            )]),
-            Check::StrLength { min, max } => Some(
-                min.map(|m| ("minLength", json!(m)))
-                    .into_iter()
-                    .chain(max.map(|m| ("maxLength", json!(m))))
-                    .collect(),
-            ),
-            Check::StrMatches { pattern } => Some(vec![("pattern", json!(anchored(pattern)))]),
-            Check::StrContains { pattern } => Some(vec![("pattern", json!(pattern))]),
-            Check::StrStartswith { prefix } => {
-                Some(vec![("pattern", json!(format!("^{}", escape(prefix))))])
-            }
-            Check::StrEndswith { suffix } => {
-                Some(vec![("pattern", json!(format!("{}$", escape(suffix))))])
-            }
-            Check::Pattern { pattern } => pattern
-                .python_regex()
-                .map(|r| vec![("pattern", json!(anchored(&r)))]),
-            Check::NotNull | Check::Unique => Some(Vec::new()),
-            _ => None,
-        };
+        let done = json_keywords(check, column);
         match done {
             Some(keywords) => {
                 for (k, v) in keywords {
@@ -246,6 +175,82 @@ fn json_schema_column(column: &ColumnSchema) -> Value {
         schema.insert("x-autocoder-unexpressed".into(), Value::Array(unexpressed));
     }
     Value::Object(schema)
+}
+
+/// The JSON Schema keywords that say `check` on `column`, or `None` when none can.
+fn json_keywords(check: &Check, column: &ColumnSchema) -> Option<Vec<(&'static str, Value)>> {
+    // Comparisons of dates and datetimes are on their text in JSON: only numbers are bounded.
+    let number = |s: &Scalar| match s {
+        Scalar::Int(_) | Scalar::Float(_) if column.dtype.is_numeric() => Some(scalar_json(s)),
+        _ => None,
+    };
+    match check {
+        Check::Gt { value } => number(value).map(|v| vec![("exclusiveMinimum", v)]),
+        Check::Ge { value } => number(value).map(|v| vec![("minimum", v)]),
+        Check::Lt { value } => number(value).map(|v| vec![("exclusiveMaximum", v)]),
+        Check::Le { value } => number(value).map(|v| vec![("maximum", v)]),
+        Check::InRange {
+            min,
+            max,
+            include_min,
+            include_max,
+        } => number(min).zip(number(max)).map(|(lo, hi)| {
+            vec![
+                (
+                    if *include_min {
+                        "minimum"
+                    } else {
+                        "exclusiveMinimum"
+                    },
+                    lo,
+                ),
+                (
+                    if *include_max {
+                        "maximum"
+                    } else {
+                        "exclusiveMaximum"
+                    },
+                    hi,
+                ),
+            ]
+        }),
+        Check::Eq { value } if !column.dtype.is_temporal() => {
+            Some(vec![("const", scalar_json(value))])
+        }
+        Check::Ne { value } if !column.dtype.is_temporal() => {
+            Some(vec![("not", json!({ "const": scalar_json(value) }))])
+        }
+        Check::Isin { values } if !column.dtype.is_temporal() => {
+            let mut options: Vec<Value> = values.iter().map(scalar_json).collect();
+            if column.nullable {
+                options.push(Value::Null);
+            }
+            Some(vec![("enum", Value::Array(options))])
+        }
+        Check::Notin { values } if !column.dtype.is_temporal() => Some(vec![(
+            "not",
+            json!({ "enum": values.iter().map(scalar_json).collect::<Vec<_>>() }),
+        )]),
+        Check::StrLength { min, max } => Some(
+            min.map(|m| ("minLength", json!(m)))
+                .into_iter()
+                .chain(max.map(|m| ("maxLength", json!(m))))
+                .collect(),
+        ),
+        Check::StrMatches { pattern } => Some(vec![("pattern", json!(anchored(pattern)))]),
+        Check::StrContains { pattern } => Some(vec![("pattern", json!(pattern))]),
+        Check::StrStartswith { prefix } => {
+            Some(vec![("pattern", json!(format!("^{}", escape(prefix))))])
+        }
+        Check::StrEndswith { suffix } => {
+            Some(vec![("pattern", json!(format!("{}$", escape(suffix))))])
+        }
+        Check::Pattern { pattern } => pattern
+            .python_regex()
+            .map(|r| vec![("pattern", json!(anchored(&r)))]),
+        Check::NotNull | Check::Unique => Some(Vec::new()),
+        _ => None,
+    }
 }
 
 /// pandas' `str_matches` anchors at the start (`re.match`); JSON Schema patterns search.

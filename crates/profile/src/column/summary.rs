@@ -30,9 +30,9 @@ impl ColumnAcc {
             DataType::Float
         } else if self.dates == n && self.date_formats & DATE_FORMATS != 0 {
             DataType::Date
-        } else if self.stamps == n && self.date_formats & STAMP_FORMATS != 0 {
-            DataType::Datetime
-        } else if self.iso_dates + self.datetimes == n && self.datetimes > 0 {
+        } else if (self.stamps == n && self.date_formats & STAMP_FORMATS != 0)
+            || (self.iso_dates + self.datetimes == n && self.datetimes > 0)
+        {
             DataType::Datetime
         } else {
             DataType::String

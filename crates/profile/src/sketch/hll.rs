@@ -70,7 +70,7 @@ impl Hll {
     }
 
     /// The estimated number of distinct items: Ertl's improved estimator ("New cardinality
-    /// estimation algorithms for HyperLogLog sketches", 2017), which needs no bias tables
+    /// estimation algorithms for `HyperLogLog` sketches", 2017), which needs no bias tables
     /// and no switch between small- and large-range corrections: its bias is below the
     /// standard error over the whole range.
     pub(crate) fn estimate(&self) -> u64 {
@@ -81,7 +81,7 @@ impl Hll {
         for &r in &*self.registers {
             counts[usize::from(r).min(q + 1)] += 1;
         }
-        if f64::from(counts[0]) == m {
+        if counts[0] as usize == self.registers.len() {
             return 0;
         }
         let mut z = m * tau(1.0 - f64::from(counts[q + 1]) / m);

@@ -91,7 +91,7 @@ fn plausible(text: &str, named: Named) -> bool {
             return false;
         };
         let may = month.eq_ignore_ascii_case(b"may");
-        if f.contains("%b") && !(month.len() == 3) {
+        if f.contains("%b") && month.len() != 3 {
             return false;
         }
         if f.contains("%B") && !(month.len() > 3 || may) {

@@ -152,7 +152,7 @@ fn a_truncated_gzip_says_where_the_stream_ended() {
     use std::io::Write as _;
     let mut text = String::from("id,word\n");
     for i in 0..20_000 {
-        text.push_str(&format!("{i},w{}\n", i * 31 % 977));
+        std::fmt::Write::write_fmt(&mut text, format_args!("{i},w{}\n", i * 31 % 977)).unwrap();
     }
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(text.as_bytes()).unwrap();

@@ -1,5 +1,5 @@
 //! What pandas users expect of public tables no one here wrote: headers and delimiters as
-//! pandas, DuckDB and `csv.Sniffer` see them, the reading options pandas has (`skiprows`,
+//! pandas, `DuckDB` and `csv.Sniffer` see them, the reading options pandas has (`skiprows`,
 //! `comment`, `encoding`), distinct counts that make sense, dates in the forms pandas reads,
 //! and quantiles from exact counts when a column has few distinct values.
 
@@ -286,6 +286,7 @@ fn dates_in_the_forms_pandas_and_duckdb_read() {
 fn numpy_quantile(sorted: &[f64], q: f64) -> f64 {
     let position = (sorted.len() - 1) as f64 * q;
     let below = position.floor();
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // within 0..len
     let i = below as usize;
     let (lo, hi) = (sorted[i], sorted[(i + 1).min(sorted.len() - 1)]);
     lo + (hi - lo) * (position - below)
