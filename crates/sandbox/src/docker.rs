@@ -182,6 +182,8 @@ pub(crate) struct ContainerRun<'a> {
     pub(crate) uid: u32,
     pub(crate) network: bool,
     pub(crate) limits: Limits,
+    /// Whether the work directory is a scratch file system (else a writable bind mount).
+    pub(crate) work_scratch: bool,
 }
 
 /// The labels that let a later process reap this container if this one dies before removing it.
@@ -340,10 +342,14 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
         nano_cpus: Some(i64::from(l.cpu_millis) * 1_000_000),
         readonly_rootfs: Some(true),
         // Sized scratch file systems; the engine mounts them before the binds inside them.
-        tmpfs: Some(HashMap::from([
-            ("/tmp".to_owned(), scratch.clone()),
-            (crate::sandbox::WORK_DIR.to_owned(), scratch),
-        ])),
+        tmpfs: Some(if run.work_scratch {
+            HashMap::from([
+                ("/tmp".to_owned(), scratch.clone()),
+                (crate::sandbox::WORK_DIR.to_owned(), scratch),
+            ])
+        } else {
+            HashMap::from([("/tmp".to_owned(), scratch)])
+        }),
         ulimits: Some(vec![
             ulimit("cpu", l.cpu_seconds),
             ulimit("nofile", l.open_files),

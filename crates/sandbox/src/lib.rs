@@ -7,7 +7,9 @@
 //! The pieces, in the order the loop uses them: [`imports_to_packages`] (which distributions a
 //! script needs), [`EnvCache::ensure`] (an [`Env`] per [`EnvSpec`], built once), [`Sandbox::run`]
 //! (a [`RunSpec`] in, a [`RunOutcome`] out) and [`Sandbox::run_pytest`] (a [`TestReport`] with
-//! one [`Outcome`] per test). [`doctor`] says which backends work on this machine.
+//! one [`Outcome`] per test). [`Sandbox::run_command`] runs a parsed command (argv vectors
+//! in pipelines and `&&` / `||` / `;` steps, never a shell string) over a workspace mounted
+//! read-write, for the agent's `shell` tool. [`doctor`] says which backends work on this machine.
 //!
 //! With [`Backend::Docker`], every environment gets its own image, [`docker_image_for`] it
 //! (`autocoder/env:<env id>`), built locally the first time a run needs it (or ahead of time with
@@ -41,6 +43,7 @@ mod cache;
 mod cgroup;
 mod child;
 mod cleanup;
+mod command;
 mod docker;
 mod docker_image;
 mod doctor;
@@ -63,6 +66,7 @@ mod uids;
 
 pub use cache::{CACHE_DIR_ENV_VAR, EnvCache, UV_ENV_VAR};
 pub use cleanup::{Leftover, clean, leftovers, shutdown, temp_dir};
+pub use command::{CommandSpec, CommandStep, Program, RunIf, Stream};
 pub use docker::DockerConfig;
 pub use docker_image::{DockerImage, ENV_IMAGE_REPO, docker_image_for};
 pub use doctor::{Finding, doctor};

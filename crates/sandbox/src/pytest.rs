@@ -220,7 +220,8 @@ impl Sandbox {
                 report_in.display().to_string(),
             ),
         ];
-        let outcome = self.execute(&run, Invocation { argv, mounts, env }).await?;
+        let inv = Invocation::new(argv, mounts, env);
+        let outcome = self.execute(&run, inv).await?;
         let report_host = run.outputs_dir.join(REPORT_FILE);
         // Written inside the sandbox, so read like an output: a regular file, capped.
         let report = crate::outputs::read_regular(&report_host, REPORT_CAP)

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod attacks;
+mod command;
 mod docker;
 mod env;
 mod io;
