@@ -262,6 +262,8 @@ impl Record<'_> {
             steps: usage_by_step(client),
             seconds: started.elapsed().as_secs_f64(),
             iterations,
+            tool_calls: None,
+            agent_plan: None,
         };
         run_dir.write("conftest.py", driver.conftest.as_bytes())?;
         if let Some(test) = &driver.contract_test {
@@ -273,7 +275,7 @@ impl Record<'_> {
 }
 
 /// The client's exact per-step totals, as `result.json` records them.
-fn usage_by_step(client: &LlmClient) -> BTreeMap<String, StepUsage> {
+pub(crate) fn usage_by_step(client: &LlmClient) -> BTreeMap<String, StepUsage> {
     client
         .usage_by_step()
         .into_iter()
@@ -322,7 +324,7 @@ fn step_name(action: &Action) -> &'static str {
     }
 }
 
-fn render_conftest(
+pub(crate) fn render_conftest(
     prompts: &Prompts,
     contract: &Contract,
     options: &GenerateOptions,
@@ -355,7 +357,7 @@ fn render_conftest(
 /// arguments and writes every declared output with its type. Only when every input has a
 /// sample to default to (a required scalar has no value to run with). Each "one row per key"
 /// rule adds a test that counts the key in the sample and in the CSV written from it.
-fn render_contract_test(
+pub(crate) fn render_contract_test(
     prompts: &Prompts,
     contract: &Contract,
     row_keys: &[crate::RowKey],
@@ -1057,7 +1059,11 @@ fn to_test_run(report: &TestReport) -> TestRun {
 }
 
 /// What every prompt may show of the task.
-fn task_view(options: &GenerateOptions, contract: &Contract, data: &data::DataContext) -> TaskView {
+pub(crate) fn task_view(
+    options: &GenerateOptions,
+    contract: &Contract,
+    data: &data::DataContext,
+) -> TaskView {
     TaskView {
         task: options.prompt.clone(),
         system_override: options.system_prompt.clone(),

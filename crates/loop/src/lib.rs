@@ -12,6 +12,7 @@ mod error;
 mod fix_blocks;
 mod generate;
 mod hand_written;
+pub mod harness;
 mod installable;
 mod merge;
 mod missing_imports;

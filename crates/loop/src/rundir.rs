@@ -135,6 +135,52 @@ pub struct GenerationResult {
     pub seconds: f64,
     /// Per test run.
     pub iterations: Vec<IterationRecord>,
+    /// Agent mode (`generate --agent`): the tools the agent called, the commands the policy
+    /// denied (with the reasons it was told) and the ones it intercepted; `None` for the pipeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<ToolCallsRecord>,
+    /// Agent mode: the plan the agent stated before its first tool call, if it stated one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_plan: Option<String>,
+}
+
+/// What an agent run did with its tools, as `result.json` records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallsRecord {
+    /// How the tools were offered: `native` (the API's tool calls) or `json` (an action object
+    /// through structured output).
+    pub protocol: String,
+    /// Model turns taken.
+    pub turns: u32,
+    /// Calls per tool name (unknown names under their own name).
+    pub counts: BTreeMap<String, u32>,
+    /// Shell commands the policy refused, with the reason the agent was told.
+    pub denials: Vec<DeniedCommand>,
+    /// Shell commands that became another tool (`pytest` -> `run_tests`, `pip install` ->
+    /// `set_packages`).
+    pub interceptions: Vec<InterceptedCommand>,
+    /// File operations refused because the path leaves the workspace.
+    pub refused_paths: Vec<DeniedCommand>,
+}
+
+/// A refused command or path and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeniedCommand {
+    /// The tool that was called.
+    pub tool: String,
+    /// The command or path as the agent gave it.
+    pub command: String,
+    /// The reason the agent was told.
+    pub reason: String,
+}
+
+/// A command that stood for another tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterceptedCommand {
+    /// The command as the agent gave it.
+    pub command: String,
+    /// The tool call it became (`run_tests -k x`, `set_packages pip requests`).
+    pub became: String,
 }
 
 /// Errors writing or reading a run directory.
