@@ -143,6 +143,8 @@ pub(crate) struct GenerateArgs {
     prompting: PromptArgs,
     #[command(flatten)]
     sandbox: SandboxArgs,
+    #[command(flatten)]
+    agent: crate::commands::agent_mode::AgentArgs,
 }
 
 /// How the prompts are written and what the model is asked to answer in.
@@ -299,7 +301,15 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
             bar.set_message(status);
         }
     };
-    let result = generate(&options, &client, &on_progress).await;
+    let result = if args.agent.agent {
+        let base = args.model.api_base.as_deref();
+        crate::commands::agent_mode::generate(&args.agent, options, base, &client, &on_progress)
+            .await
+    } else {
+        generate(&options, &client, &on_progress)
+            .await
+            .map_err(Into::into)
+    };
     if let Some(bar) = &live {
         bar.finish_and_clear();
     }

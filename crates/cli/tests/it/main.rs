@@ -4,6 +4,7 @@
 #![allow(clippy::disallowed_methods)] // tests run the binary and the real Python interpreter
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
+mod agent;
 mod constraints;
 mod conventions;
 mod errors;
