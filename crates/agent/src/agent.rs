@@ -61,11 +61,12 @@ pub async fn generate_agent(
     sandbox.check()?;
     let run_dir = RunDir::create(&request.out_dir)?;
     let throwaway = tempfile_in(&request.out_dir, request.sandbox.cache);
-    let cache = match (&throwaway, &request.sandbox.cache_dir) {
-        (Some(dir), _) => EnvCache::new(dir),
-        (None, Some(dir)) => EnvCache::new(dir),
-        (None, None) => EnvCache::new(EnvCache::default_dir()),
-    };
+    let cache = EnvCache::new(
+        throwaway
+            .clone()
+            .or_else(|| request.sandbox.cache_dir.clone())
+            .unwrap_or_else(EnvCache::default_dir),
+    );
 
     let data = data::build(
         &contract,
@@ -80,40 +81,11 @@ pub async fn generate_agent(
         let json = serde_json::to_vec_pretty(profile).unwrap_or_default();
         run_dir.write(&format!("profiles/{name}.json"), &json)?;
     }
-    let workspace_path = run_dir.root().join(WORK_DIR);
-    let samples = copy_samples(&contract, &workspace_path)?;
-    let workspace_path = std::fs::canonicalize(&workspace_path)
-        .map_err(AgentError::io("resolving", &workspace_path))?;
-    let workspace =
-        Workspace::open(&workspace_path).map_err(AgentError::io("opening", &workspace_path))?;
-
+    let (workspace_path, workspace, samples) = prepare_workspace(&run_dir, &contract)?;
     let conftest = harness::conftest(&prompts, &contract, request)?;
     let contract_test = harness::contract_test(&prompts, &contract, &data)?;
     let task = harness::task_view(request, &contract, &data);
-    let tool_list: Vec<serde_json::Value> = ToolName::ALL
-        .into_iter()
-        .map(|t| {
-            Ok(json!({
-                "name": t.name(),
-                "arguments": t.argument_names(),
-                "description": tools::description(&prompts, t)?,
-            }))
-        })
-        .collect::<Result<_, AgentError>>()?;
-    let protocol = options.protocol.name();
-    let system = render(
-        &prompts,
-        "agent/system.j2",
-        &task,
-        json!({"protocol": protocol, "tools": tool_list}),
-    )?;
-    let task_text = render(
-        &prompts,
-        "agent/task.j2",
-        &task,
-        json!({"samples": samples, "notes": null}),
-    )?;
-    let mut conversation = Conversation::new(system, task_text);
+    let mut conversation = conversation(&prompts, &task, options, &samples)?;
     let mut runner = Runner {
         options,
         client,
@@ -138,7 +110,10 @@ pub async fn generate_agent(
             script_runs: 0,
             last_report: None,
         },
-        records: Records::new(client.config().conversation_log.clone(), protocol),
+        records: Records::new(
+            client.config().conversation_log.clone(),
+            options.protocol.name(),
+        ),
         specs: tools::specs(&prompts)?,
         plan: None,
         summary: None,
@@ -155,57 +130,41 @@ pub async fn generate_agent(
         packages: runner.harness.packages.iter().cloned().collect(),
     });
 
+    let result = build_result(options, client, &runner, end, &contract, &data, started);
+    run_dir.write("conftest.py", conftest.as_bytes())?;
+    if let Some(test) = &contract_test {
+        run_dir.write(harness::CONTRACT_TEST_FILE, test.as_bytes())?;
+    }
+    run_dir.write_result(&result)?;
+    drop(throwaway);
+    Ok(result)
+}
+
+/// The result document of a finished loop.
+fn build_result(
+    options: &AgentOptions,
+    client: &LlmClient,
+    runner: &Runner<'_>,
+    end: End,
+    contract: &Contract,
+    data: &data::DataContext,
+    started: Instant,
+) -> GenerationResult {
+    let request = &options.generate;
     let last_output = runner
         .harness
         .last_report
         .as_ref()
         .map(|r| format!("{}{}", r.stdout, r.stderr))
         .unwrap_or_default();
-    let (success, reason, error) = match end {
-        End::Finished => (
-            true,
-            "the agent finished and the tests pass".to_owned(),
-            None,
-        ),
-        End::MaxTurns => (
-            false,
-            format!(
-                "reached --max-turns ({}) without finishing",
-                options.max_turns
-            ),
-            Some(format!(
-                "the agent used all {} turns without calling `finish` with passing tests; raise --max-turns or see conversation.jsonl{}",
-                options.max_turns,
-                last_tests_note(&last_output)
-            )),
-        ),
-        End::Budget => (
-            false,
-            "token budget exhausted".to_owned(),
-            Some(format!(
-                "the token budget ran out before the agent finished{}",
-                last_tests_note(&last_output)
-            )),
-        ),
-        End::Timeout => (
-            false,
-            format!(
-                "the run's wall-clock limit ({}s) passed",
-                options.run_timeout.as_secs()
-            ),
-            Some(format!(
-                "the agent did not finish in time{}",
-                last_tests_note(&last_output)
-            )),
-        ),
-    };
+    let (success, reason, error) = verdict(end, options, &last_output);
     let solution = runner.workspace.read(SOLUTION).unwrap_or_default();
     let tests = runner.workspace.read(TESTS).unwrap_or_default();
     let mut summary = runner.records.summary.clone();
     summary.turns = runner.turn;
     let total = client.usage_total();
     let env = runner.harness.env.as_ref();
-    let result = GenerationResult {
+    GenerationResult {
         format_version: RESULT_FORMAT_VERSION,
         success,
         reason,
@@ -261,14 +220,98 @@ pub async fn generate_agent(
         iterations: Vec::new(),
         tool_calls: Some(summary),
         agent_plan: runner.plan.clone(),
-    };
-    run_dir.write("conftest.py", conftest.as_bytes())?;
-    if let Some(test) = &contract_test {
-        run_dir.write(harness::CONTRACT_TEST_FILE, test.as_bytes())?;
     }
-    run_dir.write_result(&result)?;
-    drop(throwaway);
-    Ok(result)
+}
+
+/// The run's workspace, samples copied in: its resolved path, the open directory, the
+/// samples' file names.
+fn prepare_workspace(
+    run_dir: &RunDir,
+    contract: &Contract,
+) -> Result<(PathBuf, Workspace, Vec<String>), AgentError> {
+    let workspace_path = run_dir.root().join(WORK_DIR);
+    let samples = copy_samples(contract, &workspace_path)?;
+    let workspace_path = std::fs::canonicalize(&workspace_path)
+        .map_err(AgentError::io("resolving", &workspace_path))?;
+    let workspace =
+        Workspace::open(&workspace_path).map_err(AgentError::io("opening", &workspace_path))?;
+
+    Ok((workspace_path, workspace, samples))
+}
+
+/// The system prompt (with the tool list for the JSON protocol) and the task.
+fn conversation(
+    prompts: &Prompts,
+    task: &autocoder_loop::prompt::TaskView,
+    options: &AgentOptions,
+    samples: &[String],
+) -> Result<Conversation, AgentError> {
+    let tool_list: Vec<serde_json::Value> = ToolName::ALL
+        .into_iter()
+        .map(|t| {
+            Ok(json!({
+                "name": t.name(),
+                "arguments": t.argument_names(),
+                "description": tools::description(prompts, t)?,
+            }))
+        })
+        .collect::<Result<_, AgentError>>()?;
+    let protocol = options.protocol.name();
+    let system = render(
+        prompts,
+        "agent/system.j2",
+        task,
+        json!({"protocol": protocol, "tools": tool_list}),
+    )?;
+    let task_text = render(
+        prompts,
+        "agent/task.j2",
+        task,
+        json!({"samples": samples, "notes": null}),
+    )?;
+    Ok(Conversation::new(system, task_text))
+}
+
+/// Whether the run succeeded, why it stopped, and the error a failure reports.
+fn verdict(end: End, options: &AgentOptions, last_output: &str) -> (bool, String, Option<String>) {
+    match end {
+        End::Finished => (
+            true,
+            "the agent finished and the tests pass".to_owned(),
+            None,
+        ),
+        End::MaxTurns => (
+            false,
+            format!(
+                "reached --max-turns ({}) without finishing",
+                options.max_turns
+            ),
+            Some(format!(
+                "the agent used all {} turns without calling `finish` with passing tests; raise --max-turns or see conversation.jsonl{}",
+                options.max_turns,
+                last_tests_note(last_output)
+            )),
+        ),
+        End::Budget => (
+            false,
+            "token budget exhausted".to_owned(),
+            Some(format!(
+                "the token budget ran out before the agent finished{}",
+                last_tests_note(last_output)
+            )),
+        ),
+        End::Timeout => (
+            false,
+            format!(
+                "the run's wall-clock limit ({}s) passed",
+                options.run_timeout.as_secs()
+            ),
+            Some(format!(
+                "the agent did not finish in time{}",
+                last_tests_note(last_output)
+            )),
+        ),
+    }
 }
 
 fn last_tests_note(output: &str) -> String {

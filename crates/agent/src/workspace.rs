@@ -5,6 +5,7 @@
 //! and entered one component at a time, never through a link.
 
 use std::ffi::OsStr;
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
@@ -76,9 +77,10 @@ impl Workspace {
         let mut text = String::from_utf8(bytes)
             .map_err(|_| FileError::Failed(format!("{path} is not a UTF-8 text file")))?;
         if cut {
-            text.push_str(&format!(
+            let _ = write!(
+                text,
                 "\n[... {path} is longer than {READ_CAP} bytes; cut here]"
-            ));
+            );
         }
         Ok(text)
     }
@@ -118,7 +120,7 @@ impl Workspace {
             self.open_beneath(&rel, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty(), dir)?
         };
         let mut lines = Vec::new();
-        walk(start, &rel, limit, &mut lines)
+        walk(&start, &rel, limit, &mut lines)
             .map_err(|e| FileError::Failed(format!("cannot list {dir}: {e}")))?;
         if lines.len() >= limit {
             lines.push(format!("[... listing stopped after {limit} entries]"));
@@ -225,10 +227,15 @@ fn refusal(errno: Errno, path: &str) -> FileError {
     }
 }
 
-fn walk(dir: OwnedFd, prefix: &Path, limit: usize, lines: &mut Vec<String>) -> std::io::Result<()> {
+fn walk(
+    dir: &OwnedFd,
+    prefix: &Path,
+    limit: usize,
+    lines: &mut Vec<String>,
+) -> std::io::Result<()> {
     let mut entries: Vec<(Vec<u8>, rustix::fs::FileType)> = Vec::new();
     // Sorted by name below (file types have no order).
-    for entry in rustix::fs::Dir::read_from(&dir)? {
+    for entry in rustix::fs::Dir::read_from(dir)? {
         let entry = entry?;
         let name = entry.file_name().to_bytes().to_vec();
         if name == b"." || name == b".." {
@@ -247,22 +254,21 @@ fn walk(dir: OwnedFd, prefix: &Path, limit: usize, lines: &mut Vec<String>) -> s
             rustix::fs::FileType::Directory => {
                 lines.push(format!("{shown}/"));
                 let sub = rustix::fs::openat(
-                    &dir,
+                    dir,
                     OsStr::from_bytes(&name),
                     OFlags::DIRECTORY | OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                     Mode::empty(),
                 )?;
-                walk(sub, &path, limit, lines)?;
+                walk(&sub, &path, limit, lines)?;
             }
             rustix::fs::FileType::Symlink => lines.push(format!("{shown} (link)")),
             _ => {
                 let size = rustix::fs::statat(
-                    &dir,
+                    dir,
                     OsStr::from_bytes(&name),
                     rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
                 )
-                .map(|s| s.st_size)
-                .unwrap_or(0);
+                .map_or(0, |s| s.st_size);
                 lines.push(format!("{shown}\t{size}"));
             }
         }
