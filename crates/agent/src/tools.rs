@@ -289,7 +289,7 @@ pub struct ActionArguments {
 }
 
 impl AgentAction {
-    /// The arguments as a JSON object without the nulls, for [`Call::parse`] and the records.
+    /// The arguments as a JSON object without the nulls, for parsing the call and for the records.
     pub fn arguments_value(&self) -> Value {
         match serde_json::to_value(&self.arguments) {
             Ok(Value::Object(map)) => {

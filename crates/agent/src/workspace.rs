@@ -62,7 +62,7 @@ impl Workspace {
         &self.root
     }
 
-    /// Reads a UTF-8 text file (at most [`READ_CAP`] bytes; more is cut with a note).
+    /// Reads a UTF-8 text file (at most 256 KiB; more is cut with a note).
     pub fn read(&self, path: &str) -> Result<String, FileError> {
         let rel = relative(path)?;
         let fd = self.open_beneath(&rel, OFlags::RDONLY, Mode::empty(), path)?;
