@@ -61,16 +61,26 @@ impl Conversation {
         messages
     }
 
-    /// Drops the oldest turns (keeping the last one) until the estimate of the messages fits
-    /// `budget` tokens; returns how many were dropped.
-    pub(crate) fn fit(&mut self, budget: usize, note_tokens: usize) -> usize {
-        let mut dropped = 0;
-        while self.turns.len() > 1 && estimate_tokens(&self.messages(None)) + note_tokens > budget {
+    /// Drops the oldest turns (keeping the last one) until the estimate of the messages, with
+    /// the note the dropped turns leave (`note_overhead` tokens plus their lines), fits `budget`
+    /// tokens; returns how many were dropped.
+    pub(crate) fn fit(&mut self, budget: usize, note_overhead: usize) -> usize {
+        let note = |dropped: &[String]| {
+            if dropped.is_empty() {
+                0
+            } else {
+                note_overhead + dropped.iter().map(|l| l.len() / 3 + 2).sum::<usize>()
+            }
+        };
+        let mut count = 0;
+        while self.turns.len() > 1
+            && estimate_tokens(&self.messages(None)) + note(&self.dropped) > budget
+        {
             let turn = self.turns.remove(0);
             self.dropped.push(turn.line);
-            dropped += 1;
+            count += 1;
         }
-        dropped
+        count
     }
 }
 
@@ -133,8 +143,9 @@ mod tests {
         let before = estimate_tokens(&c.messages(None));
         assert!(before > 1000);
         let dropped = c.fit(700, 20);
+        let note: usize = 20 + c.dropped().iter().map(|l| l.len() / 3 + 2).sum::<usize>();
         assert!(dropped > 0);
-        assert!(estimate_tokens(&c.messages(None)) + 20 <= 700);
+        assert!(estimate_tokens(&c.messages(None)) + note <= 700);
         assert_eq!(c.dropped()[0], "turn 0");
         // The newest turn stays, whatever its size.
         c.fit(1, 0);

@@ -22,6 +22,8 @@ use crate::{AgentError, shell};
 
 /// Bytes of a shell command's stdout and stderr kept by the sandbox (the model sees less).
 const SHELL_OUTPUT_CAP: usize = 64 << 10;
+/// Tokens of the dropped-turns note besides its lines.
+const NOTE_TOKENS: usize = 60;
 /// Entries `list_files` shows.
 const LIST_LIMIT: usize = 300;
 /// The least time a `set_packages` call gets (environment builds download and install).
@@ -87,8 +89,7 @@ impl Runner<'_> {
             }
             self.turn += 1;
             self.progress(progress, "model");
-            let note_tokens = conversation.dropped().len() * 30 + 60;
-            if conversation.fit(budget, note_tokens) > 0 {
+            if conversation.fit(budget, NOTE_TOKENS) > 0 {
                 tracing::info!(
                     dropped = conversation.dropped().len(),
                     "dropped old turns to fit the context window"

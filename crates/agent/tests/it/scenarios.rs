@@ -362,3 +362,61 @@ async fn stops_at_max_turns_native() {
 async fn stops_at_max_turns_json_protocol() {
     loops_until_max_turns(Wire::Json).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn old_turns_are_dropped_to_fit_a_small_context_window() {
+    let wire = Wire::Json;
+    let big = "x = 1\n".repeat(400);
+    let mut entries = vec![act(
+        wire,
+        "write_file",
+        json!({"path": "big.py", "content": big}),
+    )];
+    entries.extend((0..6).map(|_| act(wire, "read_file", json!({"path": "big.py"}))));
+    let f = fixture(wire, entries).await;
+    let mut options = f.options(7);
+    options.context_tokens = 3_000;
+    options.tool_output_chars = 1_000;
+    let result = f.run(&options).await;
+    assert_eq!(result.tool_calls.as_ref().unwrap().turns, 7);
+    let requests = f.server.requests();
+    // Each tool result was cut to its bound.
+    let second = f.request(2);
+    assert!(second.contains("characters cut"), "{second}");
+    // Later prompts stay inside the window: the oldest turns gave way to one-line notes.
+    let last = f.request(requests.len() - 1);
+    assert!(last.contains("Earlier turns were dropped"), "{last}");
+    assert!(last.contains("turn 1: write_file"), "{last}");
+    let messages = requests.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let all_turns = 2 + 2 * 6;
+    assert!(messages.len() < all_turns, "{} messages", messages.len());
+    let sizes: Vec<usize> = messages
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().len())
+        .collect();
+    let chars: usize = sizes.iter().sum();
+    // The system prompt and the task take most of this small window: the newest turn stays.
+    assert!(chars / 3 < 3_000, "{chars} characters: {sizes:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_budget_stops_the_run() {
+    let wire = Wire::OpenAiNative;
+    let entries = (0..5)
+        .map(|_| act(wire, "list_files", json!({})).with_usage(400, 100))
+        .collect();
+    let f = fixture(wire, entries).await;
+    let mut options = f.options(10);
+    options.generate.limits.token_budget = Some(1_200);
+    let result = f.run(&options).await;
+    assert!(!result.success);
+    assert_eq!(result.reason, "token budget exhausted");
+    assert_eq!(f.server.requests().len(), 3);
+    assert_eq!(
+        result.tokens.input_tokens + result.tokens.output_tokens,
+        1_500
+    );
+}
