@@ -26,19 +26,21 @@ pub(crate) enum Wire {
     AnthropicNative,
     /// One JSON action per turn (OpenAI-compatible structured output).
     Json,
+    /// One JSON action per turn through Anthropic's forced tool call.
+    AnthropicJson,
 }
 
 impl Wire {
     fn model(self) -> &'static str {
         match self {
-            Self::AnthropicNative => "anthropic/scripted",
+            Self::AnthropicNative | Self::AnthropicJson => "anthropic/scripted",
             _ => "openai/scripted",
         }
     }
 
     fn protocol(self) -> ToolProtocol {
         match self {
-            Self::Json => ToolProtocol::Json,
+            Self::Json | Self::AnthropicJson => ToolProtocol::Json,
             _ => ToolProtocol::Native,
         }
     }
@@ -48,7 +50,7 @@ impl Wire {
 /// turn's `thought` states the plan).
 pub(crate) fn act(wire: Wire, tool: &str, arguments: Value) -> Entry {
     let reply = match wire {
-        Wire::Json => Reply::Json(json!({
+        Wire::Json | Wire::AnthropicJson => Reply::Json(json!({
             "thought": format!("call {tool}"),
             "tool": tool,
             "arguments": arguments,

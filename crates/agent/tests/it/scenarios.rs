@@ -85,16 +85,17 @@ async fn writes_tests_reads_a_failure_fixes_and_passes(wire: Wire) {
         "the failure shows the wrong total: {after_failure}"
     );
     let calls = result.tool_calls.as_ref().unwrap();
-    assert_eq!(
-        calls.protocol,
-        if wire == Wire::Json { "json" } else { "native" }
-    );
+    let json_protocol = matches!(wire, Wire::Json | Wire::AnthropicJson);
+    let protocol = if json_protocol { "json" } else { "native" };
+    assert_eq!(calls.protocol, protocol);
     assert_eq!(calls.turns, 7);
     assert_eq!(calls.counts["run_tests"], 2);
     assert_eq!(calls.counts["write_file"], 2);
     assert_eq!(calls.counts["edit_file"], 1);
     assert!(calls.denials.is_empty());
-    assert!(result.agent_plan.is_some() || wire != Wire::Json);
+    if json_protocol {
+        assert_eq!(result.agent_plan.as_deref(), Some("call list_files"));
+    }
     // Finish ran the tests once more: three runs in all.
     assert_eq!(result.attempts, 3);
     // The run directory is the pipeline's: `autocoder run` reads these.
@@ -131,6 +132,11 @@ async fn fixes_a_failing_test_anthropic_native() {
 #[tokio::test(flavor = "multi_thread")]
 async fn fixes_a_failing_test_json_protocol() {
     writes_tests_reads_a_failure_fixes_and_passes(Wire::Json).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fixes_a_failing_test_json_protocol_anthropic() {
+    writes_tests_reads_a_failure_fixes_and_passes(Wire::AnthropicJson).await;
 }
 
 const BYPASSES: [(&str, &str); 5] = [
