@@ -241,6 +241,13 @@ impl Runner<'_> {
                     | ToolName::Finish => self.options.tool_timeout.max(PACKAGES_TIMEOUT),
                     _ => self.options.tool_timeout,
                 };
+                // No call outlives the run's own limit.
+                let left = self
+                    .options
+                    .run_timeout
+                    .saturating_sub(self.started.elapsed())
+                    .max(Duration::from_secs(1));
+                let limit = limit.min(left);
                 match tokio::time::timeout(limit, self.dispatch(call)).await {
                     Ok(done) => done?,
                     Err(_) => (
