@@ -38,6 +38,15 @@ pub(crate) struct AgentArgs {
         requires = "agent"
     )]
     agent_timeout: u64,
+    /// Agent mode: wall-clock limit of one tool call, in seconds (building an environment gets
+    /// at least 900; every sandbox run also has `--timeout`).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 300,
+        requires = "agent"
+    )]
+    tool_timeout: u64,
     /// Agent mode: a command policy file replacing the shipped one (`autocoder policy show`).
     #[arg(long, value_name = "FILE", requires = "agent")]
     policy: Option<PathBuf>,
@@ -62,6 +71,7 @@ pub(crate) async fn generate(
         options.tool_output_chars = output_chars_for(tokens);
     }
     options.run_timeout = Duration::from_secs(args.agent_timeout);
+    options.tool_timeout = Duration::from_secs(args.tool_timeout);
     options.policy.clone_from(&args.policy);
     Ok(generate_agent(&options, client, progress).await?)
 }
