@@ -155,8 +155,14 @@ impl Runner<'_> {
             let nudge = self
                 .prompts
                 .render("agent/nudge.j2", json!({"protocol": "native"}))?;
+            // An empty assistant message is refused by some APIs (Anthropic).
+            let said = if completion.text.trim().is_empty() {
+                "(no answer)".to_owned()
+            } else {
+                completion.text.clone()
+            };
             return Ok(Turn {
-                assistant: Message::assistant(completion.text.clone()),
+                assistant: Message::assistant(said),
                 results: vec![Message::user(nudge)],
                 line: format!("turn {}: answered without a tool call", self.turn),
             });

@@ -426,3 +426,30 @@ async fn the_token_budget_stops_the_run() {
         1_500
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_in_words_is_recorded_and_the_model_is_asked_for_a_tool() {
+    let wire = Wire::OpenAiNative;
+    let f = fixture(
+        wire,
+        vec![
+            autocoder_testkit::Entry::step(
+                "agent",
+                autocoder_testkit::Reply::Text("Plan: read the sample, write the script.".into()),
+            ),
+            act(wire, "list_files", json!({})),
+        ],
+    )
+    .await;
+    let result = f.run(&f.options(2)).await;
+    assert_eq!(
+        result.agent_plan.as_deref(),
+        Some("Plan: read the sample, write the script.")
+    );
+    assert!(
+        f.request(1).contains("Continue by calling a tool"),
+        "{}",
+        f.request(1)
+    );
+    assert_eq!(result.tool_calls.as_ref().unwrap().counts["list_files"], 1);
+}
