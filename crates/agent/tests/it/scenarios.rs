@@ -36,6 +36,10 @@ const WRONG_LINE: &str = r#"    total = sum(float(r["qty"]) for r in rows)"#;
 const RIGHT_LINE: &str = r#"    total = sum(float(r["qty"]) * float(r["price"]) for r in rows)"#;
 
 async fn writes_tests_reads_a_failure_fixes_and_passes(wire: Wire) {
+    fix_in(wire, autocoder_sandbox::Backend::Bwrap).await;
+}
+
+async fn fix_in(wire: Wire, backend: autocoder_sandbox::Backend) {
     let f = fixture(
         wire,
         vec![
@@ -57,12 +61,20 @@ async fn writes_tests_reads_a_failure_fixes_and_passes(wire: Wire) {
                 json!({"path": "solution.py", "find": WRONG_LINE, "replace": RIGHT_LINE}),
             ),
             act(wire, "run_tests", json!({})),
+            act(
+                wire,
+                "shell",
+                json!({"command": "wc -l solution.py > lines.txt && cat lines.txt"}),
+            ),
             act(wire, "finish", json!({"summary": "sums qty * price"})),
         ],
     )
     .await;
-    let result = f.run(&f.options(20)).await;
+    let mut options = f.options(20);
+    options.generate.sandbox.backend = backend;
+    let result = f.run(&options).await;
     assert!(result.success, "{result:#?}");
+    assert_eq!(result.environment.backend, backend.name());
     assert!(result.solution.contains(RIGHT_LINE));
     assert_eq!(result.tests, TESTS);
     // The listing showed the sample; the failing run's report reached the next prompt.
@@ -88,7 +100,7 @@ async fn writes_tests_reads_a_failure_fixes_and_passes(wire: Wire) {
     let json_protocol = matches!(wire, Wire::Json | Wire::AnthropicJson);
     let protocol = if json_protocol { "json" } else { "native" };
     assert_eq!(calls.protocol, protocol);
-    assert_eq!(calls.turns, 7);
+    assert_eq!(calls.turns, 8);
     assert_eq!(calls.counts["run_tests"], 2);
     assert_eq!(calls.counts["write_file"], 2);
     assert_eq!(calls.counts["edit_file"], 1);
@@ -113,8 +125,17 @@ async fn writes_tests_reads_a_failure_fixes_and_passes(wire: Wire) {
     assert_eq!(read.tool_calls, result.tool_calls);
     // Every tool call and its result is in the conversation log.
     let records = f.tool_records();
-    assert_eq!(records.len(), 7);
+    assert_eq!(records.len(), 8);
     assert_eq!(records[3]["tool"], "run_tests");
+    // The shell command ran in the sandbox, writing into the workspace.
+    assert_eq!(records[6]["outcome"], "ok", "{}", records[6]);
+    assert!(
+        records[6]["result"]
+            .as_str()
+            .unwrap()
+            .contains("solution.py")
+    );
+    assert!(run.join("work/lines.txt").is_file());
     assert!(records[3]["result"].as_str().unwrap().contains("1 failed"));
     assert_eq!(f.server.remaining().len(), 0);
 }
@@ -122,6 +143,13 @@ async fn writes_tests_reads_a_failure_fixes_and_passes(wire: Wire) {
 #[tokio::test(flavor = "multi_thread")]
 async fn fixes_a_failing_test_openai_native() {
     writes_tests_reads_a_failure_fixes_and_passes(Wire::OpenAiNative).await;
+}
+
+/// The same in the Docker sandbox (fails without a Docker engine, like the sandbox's Docker
+/// tests; skip with `-- --skip docker`).
+#[tokio::test(flavor = "multi_thread")]
+async fn docker_fixes_a_failing_test() {
+    fix_in(Wire::OpenAiNative, autocoder_sandbox::Backend::Docker).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
