@@ -243,6 +243,7 @@ async fn run_one(
             record.model_calls = result.model_calls;
             record.input_tokens = result.tokens.input_tokens;
             record.output_tokens = result.tokens.output_tokens;
+            record.cached_tokens = Some(result.tokens.cached_input_tokens);
             if run_dir.join("solution.py").is_file() {
                 on_event(&EvalEvent::Scoring);
                 record.cases = score_generated(task, &run_dir, &options.sandbox).await?;

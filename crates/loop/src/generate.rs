@@ -257,6 +257,7 @@ impl Record<'_> {
             tokens: crate::session::Usage {
                 input_tokens: total.usage.input_tokens,
                 output_tokens: total.usage.output_tokens,
+                cached_input_tokens: total.usage.cached_input_tokens,
             },
             model_calls: u32::try_from(total.calls).unwrap_or(u32::MAX),
             steps: usage_by_step(client),
@@ -282,6 +283,7 @@ fn usage_by_step(client: &LlmClient) -> BTreeMap<String, StepUsage> {
                 calls: total.calls,
                 input_tokens: total.usage.input_tokens,
                 output_tokens: total.usage.output_tokens,
+                cached_input_tokens: total.usage.cached_input_tokens,
                 seconds: total.latency.as_secs_f64(),
             };
             (step, usage)

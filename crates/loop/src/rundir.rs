@@ -71,6 +71,9 @@ pub struct StepUsage {
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
+    /// Of the prompt tokens, those the provider's prompt cache served.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
     /// Seconds spent waiting for the model.
     pub seconds: f64,
 }

@@ -86,7 +86,12 @@ async fn anthropic_chat_uses_messages_api() {
     assert_eq!(request.format, Some(WireFormat::Anthropic));
     assert_eq!(request.headers["x-api-key"], "[redacted]");
     assert_eq!(request.headers["anthropic-version"], "2023-06-01");
-    assert_eq!(request.body["system"], "Be brief.");
+    // The system prompt, shared by every call of a run, is a cache breakpoint; a one-turn
+    // prompt is not.
+    assert_eq!(
+        request.body["system"],
+        json!([{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}])
+    );
     assert_eq!(request.body["max_tokens"], 4096);
     assert_eq!(
         request.body["messages"],
@@ -186,7 +191,8 @@ async fn tool_calls_round_trip_in_both_formats() {
             assert_eq!(
                 body["messages"][2],
                 json!({"role": "user", "content": [{"type": "tool_result",
-                       "tool_use_id": "call_1", "content": "42\n"}]})
+                       "tool_use_id": "call_1", "content": "42\n",
+                       "cache_control": {"type": "ephemeral"}}]})
             );
         }
     }
