@@ -1,7 +1,7 @@
 //! Alerts: what a person should look at first, computed from a [`Profile`] alone (pure, no
 //! I/O). Each alert names its column and says why in a few words with the numbers behind it.
 
-use autocoder_profile::render::format::human;
+use autocoder_profile::render::format::{human, short_value};
 use autocoder_profile::{ColumnProfile, Monotonic, Profile};
 use autocoder_schema::{DataType, Pattern};
 
@@ -141,7 +141,7 @@ pub fn column_alerts(column: &ColumnProfile, profile: &Profile) -> Vec<(AlertKin
         let value = column
             .top_values
             .first()
-            .map_or_else(String::new, |v| format!(": {}", v.value));
+            .map_or_else(String::new, |v| format!(": {}", short_value(&v.value, 40)));
         out.push((AlertKind::Constant, format!("one distinct value{value}")));
     }
     if rows > 0 && column.nulls as f64 / rows as f64 >= MISSING_SHARE {

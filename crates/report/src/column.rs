@@ -75,7 +75,7 @@ pub(crate) fn section(
         r#"<article class="column" id="{}"><h4><span class="idx">{}</span> {} <span class="type">{}{}</span>"#,
         anchor(dataset, index),
         index + 1,
-        text(&c.name),
+        short(&c.name, 200),
         text(&dtype(c)),
         if c.nullable { ", nullable" } else { "" }
     );

@@ -123,3 +123,33 @@ fn the_page_loads_nothing_from_anywhere() {
     );
     assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none'"));
 }
+
+#[test]
+fn odd_tables_render_whole_pages() {
+    // A header and no rows, a column with nothing but missing values, a huge value.
+    let huge = "x".repeat(20_000);
+    for (case, text) in [
+        "a,b\n".to_owned(),
+        "only\n\n\n".to_owned(),
+        "a,gone\n1,\n2,NA\n".to_owned(),
+        format!("big,n\n{huge},1\n{huge},2\n"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let profile = csv(text, "odd.csv");
+        let html = autocoder_report::html(&profile);
+        assert!(html.ends_with("</body></html>\n"), "case {case}");
+        assert_eq!(
+            html.matches("<article").count(),
+            profile.columns.len(),
+            "case {case}"
+        );
+        assert!(html.len() < 40_000, "case {case}: {} bytes", html.len());
+    }
+    let html = autocoder_report::html(&csv("a,gone\n1,\n2,NA\n", "odd.csv"));
+    assert!(
+        html.contains("gone</a>: all 2 values are missing"),
+        "{html}"
+    );
+}

@@ -81,6 +81,10 @@ fn penguins_raw_looks_like_the_reference() {
         std::fs::copy(&actual, root().join("docs/report.png")).unwrap();
     }
     let share = difference(&decode(&actual), &decode(&reference));
+    println!(
+        "{:.3}% of the pixels differ from the reference",
+        share * 100.0
+    );
     if share > TOLERANCE {
         let kept = std::env::temp_dir().join("autocoder-report-penguins_raw.png");
         std::fs::copy(&actual, &kept).unwrap();
@@ -96,5 +100,6 @@ fn penguins_raw_looks_like_the_reference() {
     // The comparison tells pages apart: another file's page is far beyond the tolerance.
     let other = shoot("stocks.csv", dir.path());
     let apart = difference(&decode(&other), &decode(&reference));
+    println!("another file's page: {:.1}% differ", apart * 100.0);
     assert!(apart > 5.0 * TOLERANCE, "{apart}");
 }
