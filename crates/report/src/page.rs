@@ -72,11 +72,15 @@ fn dataset(out: &mut String, d: usize, name: &str, profile: &Profile) {
     );
     overview(out, profile, &all);
     alert_list(out, d, profile, &all);
-    let _ = writeln!(
-        out,
-        r#"<h3>Missing values</h3><figure class="matrix">{}</figure>"#,
-        missing_matrix(profile)
-    );
+    if profile.columns.iter().any(|c| c.nulls > 0) {
+        let _ = writeln!(
+            out,
+            r#"<h3>Missing values</h3><figure class="matrix">{}</figure>"#,
+            missing_matrix(profile)
+        );
+    } else {
+        out.push_str("<h3>Missing values</h3><p class=\"muted\">none in any column</p>\n");
+    }
     out.push_str(
         r#"<h3>Columns</h3><table class="summary"><thead><tr><th>#</th><th>column</th><th>type</th><th>missing</th><th>distinct</th><th>min</th><th>max</th><th>alerts</th></tr></thead><tbody>
 "#,

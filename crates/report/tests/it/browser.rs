@@ -46,6 +46,7 @@ pub(crate) fn open(page: &Path, args: &[String]) -> Run {
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
+            "--disable-dev-shm-usage",
             "--no-first-run",
             "--disable-extensions",
             "--disable-background-networking",

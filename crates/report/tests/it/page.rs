@@ -65,7 +65,7 @@ fn markup_in_names_and_values_stays_text() {
     let text = "\"<script>console.log('name')</script>\",b\n\
                 \"<img src=x onerror=console.log('value')>\",1\n\
                 \"</td></tr></table><h1>x</h1>\",2\n\
-                \"<svg onload=console.log(1)>\",3\n";
+                \"<svg onload=console.log(1)>\",\n";
     let profile = csv(text, "<b>evil</b>.csv");
     let page = write(&dir, "evil.html", &autocoder_report::html(&profile));
     let run = browser::dom(&page);
@@ -83,7 +83,7 @@ fn markup_in_names_and_values_stays_text() {
         dom.contains("<title>&lt;img src=x onerror=console.log('value')&gt;: 1</title>"),
         "{dom}"
     );
-    // Only the charts are SVG: the matrix and the two columns' bar charts.
+    // Only the charts are SVG: the matrix (with the names as labels) and two bar charts.
     assert_eq!(dom.matches("<svg").count(), 3, "{dom}");
 }
 
@@ -97,7 +97,9 @@ fn several_datasets_share_one_page() {
     assert!(run.console.is_empty(), "console: {:#?}", run.console);
     assert!(run.stdout.contains("<a href=\"#d1\">stocks</a>"));
     assert!(run.stdout.contains("id=\"d1-c2\""));
-    let charts = 1 + iris.columns.len() + 1 + stocks.columns.len();
+    // Neither has missing values: no matrix, one chart per column.
+    assert_eq!(run.stdout.matches("none in any column").count(), 2);
+    let charts = iris.columns.len() + stocks.columns.len();
     assert_eq!(run.stdout.matches("<svg").count(), charts);
 }
 
