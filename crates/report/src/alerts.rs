@@ -273,7 +273,7 @@ fn skew(column: &ColumnProfile) -> Option<String> {
         return None;
     };
     Some(format!(
-        "skewed {side}: p5 {}, median {}, p95 {}",
+        "long {side} tail: p5 {}, median {}, p95 {}",
         human(p5),
         human(p50),
         human(p95)
@@ -460,11 +460,11 @@ mod tests {
         assert!(kinds(&p, "even").contains(&AlertKind::Identifier));
         assert!(!kinds(&p, "even").contains(&AlertKind::Skewed));
         let detail = &alerts(&p)[0].detail;
-        assert!(detail.starts_with("skewed right: p5 0.05"), "{detail}");
+        assert!(detail.starts_with("long right tail: p5 0.05"), "{detail}");
         assert!(
             alerts(&p)
                 .iter()
-                .any(|a| a.detail.starts_with("skewed left"))
+                .any(|a| a.detail.starts_with("long left tail"))
         );
     }
 

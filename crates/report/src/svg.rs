@@ -72,13 +72,9 @@ pub(crate) fn bars(values: &[ValueCount], other: Option<u64>, label: &str) -> St
     let rows = values.len() + usize::from(other.is_some_and(|o| o > 0));
     let height = ROW * rows as f64 + 4.0;
     let mut out = open(WIDTH, height, &format!("frequent values of {label}"));
-    let top = values
-        .iter()
-        .map(|v| v.count)
-        .chain(other)
-        .max()
-        .unwrap_or(0)
-        .max(1);
+    // Scaled to the listed values: the other values (often most of them) would squash them;
+    // their bar is cut at the full width.
+    let top = values.iter().map(|v| v.count).max().unwrap_or(0).max(1);
     let span = WIDTH - LABEL - 50.0;
     let listed = values
         .iter()
@@ -89,7 +85,7 @@ pub(crate) fn bars(values: &[ValueCount], other: Option<u64>, label: &str) -> St
         }));
     for (i, (name, full, count, class)) in listed.enumerate() {
         let y = 2.0 + ROW * i as f64;
-        let w = (span * count as f64 / top as f64).max(1.0);
+        let w = (span * count as f64 / top as f64).clamp(1.0, span);
         let _ = write!(
             out,
             r#"<text x="{:.1}" y="{:.1}" text-anchor="end" class="label{class}">{name}</text><rect class="bar{class}" x="{LABEL}" y="{:.1}" width="{w:.1}" height="{:.1}"><title>{full}: {count}</title></rect><text x="{:.1}" y="{:.1}">{count}</text>"#,
