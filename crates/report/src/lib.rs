@@ -23,6 +23,7 @@
 
 pub mod alerts;
 mod column;
+mod date_shape;
 mod escape;
 mod page;
 mod svg;
