@@ -92,10 +92,7 @@ pub async fn generate(
         Some(client),
     )
     .await?;
-    for (name, profile) in &data.profiles {
-        let json = serde_json::to_vec_pretty(profile).unwrap_or_default();
-        run_dir.write(&format!("profiles/{name}.json"), &json)?;
-    }
+    write_profiles(&run_dir, &data.profiles)?;
     let task = task_view(options, &contract, &data);
     let steps = Steps {
         client,
@@ -160,6 +157,28 @@ pub async fn generate(
         started,
     };
     record.write(&driver, finish, &run_dir)
+}
+
+/// `profiles/<name>.json` for each sample, and `report.html` with all of them on one page.
+fn write_profiles(
+    run_dir: &RunDir,
+    profiles: &std::collections::BTreeMap<String, autocoder_profile::Profile>,
+) -> Result<(), LoopError> {
+    for (name, profile) in profiles {
+        let json = serde_json::to_vec_pretty(profile).unwrap_or_default();
+        run_dir.write(&format!("profiles/{name}.json"), &json)?;
+    }
+    if !profiles.is_empty() {
+        let datasets: Vec<(&str, &autocoder_profile::Profile)> = profiles
+            .iter()
+            .map(|(name, profile)| (name.as_str(), profile))
+            .collect();
+        let names: Vec<&str> = datasets.iter().map(|(name, _)| *name).collect();
+        let title = format!("Samples: {}", names.join(", "));
+        let page = autocoder_report::html_many(&title, &datasets);
+        run_dir.write("report.html", page.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// What the result document is made from.

@@ -12,6 +12,7 @@
 //!   requirements.txt       the environment, with resolved versions (name==version)
 //!   conversation.jsonl     every model request and response, in order
 //!   profiles/<name>.json   the profile of each sample
+//!   report.html            the samples' profiles as one page with charts and alerts
 //!   schemas/<name>.py      the Pandera module of each sample, checks included
 //!   iterations/<n>/        per test run: test_output.txt, routes.json (diagnoses), changes.json
 //! ```

@@ -6,7 +6,7 @@
 //! `f64`, as in the JSON rendering). Both cut long values and escape control characters.
 
 mod context;
-mod format;
+pub mod format;
 mod text;
 
 pub use context::{CONTEXT_BYTES_PER_TOKEN, context};
