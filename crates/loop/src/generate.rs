@@ -64,10 +64,7 @@ pub async fn generate(
 ) -> Result<GenerationResult, LoopError> {
     let started = Instant::now();
     // Everything that can be checked without a model is checked first.
-    if options.prompt.trim().is_empty() {
-        return Err(LoopError::InvalidRequest("the prompt is empty".to_owned()));
-    }
-    let contract = Contract::new(&options.inputs, &options.outputs, &options.samples)?;
+    let contract = options.check()?;
     let prompts = match &options.prompts_dir {
         Some(dir) => Prompts::with_overrides(dir)?,
         None => Prompts::embedded()?,

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use autocoder_sandbox::Backend;
 
-use crate::request::{Declaration, Sample};
+use crate::LoopError;
+use crate::request::{Contract, Declaration, Sample};
 use crate::session::Limits;
 
 /// What happens to a cached environment.
@@ -100,4 +101,16 @@ pub struct GenerateOptions {
     pub code_in_fences: bool,
     /// The model name, as the user gave it (recorded in the result).
     pub model: String,
+}
+
+impl GenerateOptions {
+    /// Everything about the request that can be checked without a model: the prompt is not
+    /// empty, the declarations are valid and every sample is a readable text file. Callers run
+    /// it before looking up an API key, so a typo costs nothing; [`crate::generate`] runs it too.
+    pub fn check(&self) -> Result<Contract, LoopError> {
+        if self.prompt.trim().is_empty() {
+            return Err(LoopError::InvalidRequest("the prompt is empty".to_owned()));
+        }
+        Contract::new(&self.inputs, &self.outputs, &self.samples)
+    }
 }

@@ -287,6 +287,8 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         code_in_fences: args.prompting.code_in_fences,
         model: args.model.model.clone(),
     };
+    // The samples and declarations are checked before the API key is looked up.
+    options.check()?;
     let client = args.model.client(
         Some(out.join("conversation.jsonl")),
         args.prompting.prompts_dir.clone(),

@@ -1,0 +1,224 @@
+//! The run parameters of `autocoder generate` and `autocoder run` (issue 24): output order,
+//! errors before any call, run names, provider parameters, secrets, sandbox retries, the CPU
+//! quota, the Python version and the rows prompts show. The binary against the scripted LLM
+//! server, with the real bubblewrap sandbox.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
+use serde_json::{Value, json};
+
+/// A script writing `zeta` before `alpha`, declared in that order too.
+const TWO_OUTPUTS: &str = r#"import argparse
+import csv
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sales", required=True)
+    args = parser.parse_args()
+    with open(args.sales, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    with open("/var/outputs/zeta", "w") as handle:
+        handle.write(str(len(rows)))
+    with open("/var/outputs/alpha", "w") as handle:
+        handle.write(rows[0]["region"])
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+const TWO_OUTPUT_TESTS: &str = r#"def test_outputs(run_solution):
+    result = run_solution({})
+    assert result.returncode == 0, result.stderr
+    assert result.outputs["zeta"] == 2
+"#;
+
+/// The plan, code and tests answers for `code` and `tests`.
+fn entries(code: &str, tests: &str) -> Vec<Entry> {
+    vec![
+        Entry::step(
+            "plan",
+            Reply::Json(json!({"summary": "s", "approach": ["a"], "edge_cases": []})),
+        ),
+        Entry::step(
+            "code",
+            Reply::Json(json!({"code": code, "packages": [], "system_packages": []})),
+        ),
+        Entry::step("tests", Reply::Json(json!({"tests": tests}))),
+    ]
+}
+
+/// Runs the binary in `dir` with the scripted key, the shared environment cache and `vars`.
+fn autocoder_in(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_autocoder"))
+        .args(args)
+        .current_dir(dir)
+        .env("SCRIPTED_KEY", "sk-scripted")
+        .env(
+            "AUTOCODER_ENV_CACHE",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
+        )
+        .envs(vars.iter().copied())
+        .env_remove("RUST_LOG")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap()
+}
+
+/// A directory with `sales.csv` (two rows).
+fn workdir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sales.csv"),
+        "region,qty,price\nnorth,3,2.5\nsouth,2,4.0\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// `autocoder generate` against `server` in `dir` with the sample, `extra` flags and `vars`.
+async fn generate(
+    server: &ScriptedServer,
+    dir: &Path,
+    extra: &[&str],
+    vars: &[(&str, &str)],
+) -> Output {
+    let base = server.base_url();
+    let mut args: Vec<String> = [
+        "generate",
+        "--prompt",
+        "Count the rows and name the first region.",
+        "--sample",
+        "sales=sales.csv",
+        "--model",
+        "openai/scripted",
+        "--api-base",
+        &base,
+        "--api-key-env",
+        "SCRIPTED_KEY",
+        "--json",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    let vars: Vec<(String, String)> = vars
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    let dir = dir.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        autocoder_in(&dir, &args, &vars)
+    })
+    .await
+    .unwrap()
+}
+
+fn result_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "generate failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("--json prints only the result")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_prints_outputs_in_declared_order() {
+    let server = ScriptedServer::start(Script::new(entries(TWO_OUTPUTS, TWO_OUTPUT_TESTS)))
+        .await
+        .unwrap();
+    let dir = workdir();
+    let out = generate(
+        &server,
+        dir.path(),
+        &[
+            "--output",
+            "zeta:int",
+            "--output",
+            "alpha:str",
+            "--out",
+            "run",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(result_of(&out)["success"], true);
+    let text = autocoder_in(dir.path(), &["run", "run"], &[]);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.status.success(),
+        "{}",
+        String::from_utf8_lossy(&text.stderr)
+    );
+    assert_eq!(stdout, "zeta = 2\nalpha = \"north\"\n");
+    let json = autocoder_in(dir.path(), &["run", "run", "--json"], &[]);
+    let stdout = String::from_utf8_lossy(&json.stdout);
+    assert_eq!(stdout, "{\n  \"zeta\": 2,\n  \"alpha\": \"north\"\n}\n");
+    let parsed: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(parsed, json!({"zeta": 2, "alpha": "north"}));
+}
+
+/// `generate` with no API key and no server: the sample's problem must be what is reported.
+fn generate_offline(dir: &Path, sample: &str) -> (Option<i32>, String) {
+    let out = autocoder_in(
+        dir,
+        &[
+            "generate",
+            "--prompt",
+            "x",
+            "--sample",
+            &format!("data={sample}"),
+            "--model",
+            "openai/gpt-4.1",
+        ],
+        &[],
+    );
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_bad_sample_is_reported_before_the_api_key_is_looked_up() {
+    let dir = tempfile::tempdir().unwrap();
+    // Without a sample problem, the missing key is the error: the check below is meaningful.
+    std::fs::write(dir.path().join("good.csv"), "a\n1\n").unwrap();
+    let (code, stderr) = generate_offline(dir.path(), "good.csv");
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("OPENAI_API_KEY"), "{stderr}");
+
+    let (code, stderr) = generate_offline(dir.path(), "missing.csv");
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("missing.csv") && !stderr.contains("OPENAI_API_KEY"),
+        "{stderr}"
+    );
+
+    std::fs::write(dir.path().join("binary.csv"), b"a,b\n1,\x002\n").unwrap();
+    let (code, stderr) = generate_offline(dir.path(), "binary.csv");
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("binary.csv") && stderr.contains("NUL byte"),
+        "{stderr}"
+    );
+
+    std::fs::create_dir(dir.path().join("folder.csv")).unwrap();
+    let (code, stderr) = generate_offline(dir.path(), "folder.csv");
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("folder.csv") && stderr.contains("not a file"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("runs").exists(),
+        "no run directory is made"
+    );
+}
