@@ -217,6 +217,7 @@ impl Record<'_> {
             reason: finish.reason,
             error: finish.error,
             model: options.model.clone(),
+            name: options.name.clone(),
             plan: session.plan().cloned(),
             solution: session.code().unwrap_or_default().to_owned(),
             tests: session.tests().unwrap_or_default().to_owned(),
@@ -943,6 +944,7 @@ impl Driver<'_> {
         let mut spec = PytestSpec::new(env, files);
         spec.limits = self.options.sandbox.limits;
         spec.network = self.options.sandbox.network;
+        spec.run_name.clone_from(&self.options.name);
         spec.inputs = self
             .contract
             .inputs

@@ -101,6 +101,8 @@ pub struct GenerateOptions {
     pub code_in_fences: bool,
     /// The model name, as the user gave it (recorded in the result).
     pub model: String,
+    /// The run's name (`--name`): recorded in the result and put on the Docker containers.
+    pub name: Option<String>,
 }
 
 impl GenerateOptions {
@@ -111,6 +113,49 @@ impl GenerateOptions {
         if self.prompt.trim().is_empty() {
             return Err(LoopError::InvalidRequest("the prompt is empty".to_owned()));
         }
+        if let Some(name) = &self.name {
+            check_run_name(name)?;
+        }
         Contract::new(&self.inputs, &self.outputs, &self.samples)
+    }
+}
+
+/// A run name is a plain file name (it is the default run directory): letters, digits, `-`,
+/// `_` and `.`, not starting with `.` or `-`, at most 100 characters.
+pub fn check_run_name(name: &str) -> Result<(), LoopError> {
+    let valid = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with(['.', '-'])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if valid {
+        Ok(())
+    } else {
+        Err(LoopError::InvalidRequest(format!(
+            "run name `{name}` must be letters, digits, `-`, `_` and `.` (not first), at most 100 characters, like `sales-report`"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_run_name;
+
+    #[test]
+    fn run_names_are_plain_file_names() {
+        assert!(check_run_name("sales-report_2.v1").is_ok());
+        for bad in [
+            "",
+            "../x",
+            "a/b",
+            ".hidden",
+            "-flag",
+            "with space",
+            &"x".repeat(101),
+        ] {
+            let err = check_run_name(bad).unwrap_err().to_string();
+            assert!(err.contains("run name"), "{bad}: {err}");
+        }
     }
 }

@@ -97,6 +97,7 @@ pub async fn run(
     let mut spec = RunSpec::new(env, &script, work.path())?;
     spec.limits = options.sandbox.limits;
     spec.network = options.sandbox.network;
+    spec.run_name.clone_from(&result.name);
     spec.env_vars = options.sandbox.env_vars.iter().cloned().collect();
     for input in &result.inputs {
         let value = match (options.overrides.get(&input.name), &input.sample) {

@@ -88,6 +88,9 @@ pub struct GenerationResult {
     pub error: Option<String>,
     /// The model used, as given (`openai/gpt-4.1`).
     pub model: String,
+    /// The run's name (`--name`), when it was given one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// The plan.
     pub plan: Option<Plan>,
     /// `solution.py`.

@@ -182,6 +182,8 @@ pub(crate) struct ContainerRun<'a> {
     pub(crate) uid: u32,
     pub(crate) network: bool,
     pub(crate) limits: Limits,
+    /// The run's name, put on the container as [`RUN_NAME_LABEL`].
+    pub(crate) run_name: Option<&'a str>,
 }
 
 /// The labels that let a later process reap this container if this one dies before removing it.
@@ -266,6 +268,8 @@ pub(crate) async fn remove(docker: &Docker, name: &str) {
 /// The label on every container autocoder creates, and the one naming the creating process.
 pub(crate) const SANDBOX_LABEL: &str = "autocoder.sandbox";
 pub(crate) const PID_LABEL: &str = "autocoder.pid";
+/// The label naming the run a container belongs to (`autocoder generate --name`).
+pub const RUN_NAME_LABEL: &str = "autocoder.run-name";
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
@@ -384,7 +388,13 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
         user: Some(format!("{0}:{0}", run.uid)),
         network_disabled: Some(!run.network),
         hostname: Some("sandbox".into()),
-        labels: Some(reaped_labels()),
+        labels: Some({
+            let mut labels = reaped_labels();
+            if let Some(name) = run.run_name {
+                labels.insert(RUN_NAME_LABEL.to_owned(), name.to_owned());
+            }
+            labels
+        }),
         host_config: Some(host_config),
         ..Default::default()
     }
@@ -526,5 +536,31 @@ impl Capped {
             text.push_str(" bytes]");
         }
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_named_run_labels_its_container() {
+        let mut run = ContainerRun {
+            image: "autocoder/env:x",
+            argv: vec!["python".into()],
+            env: Vec::new(),
+            mounts: Vec::new(),
+            workdir: "/var/work".into(),
+            uid: 1000,
+            network: false,
+            limits: Limits::default(),
+            run_name: Some("sales-report"),
+        };
+        let labels = container_body(&run).labels.unwrap();
+        assert_eq!(labels[RUN_NAME_LABEL], "sales-report");
+        assert_eq!(labels[SANDBOX_LABEL], "1");
+        run.run_name = None;
+        let labels = container_body(&run).labels.unwrap();
+        assert!(!labels.contains_key(RUN_NAME_LABEL));
     }
 }

@@ -63,7 +63,7 @@ mod uids;
 
 pub use cache::{CACHE_DIR_ENV_VAR, EnvCache, UV_ENV_VAR};
 pub use cleanup::{Leftover, clean, leftovers, shutdown, temp_dir};
-pub use docker::DockerConfig;
+pub use docker::{DockerConfig, RUN_NAME_LABEL};
 pub use docker_image::{DockerImage, ENV_IMAGE_REPO, docker_image_for};
 pub use doctor::{Finding, doctor};
 pub use env::{BASE_PACKAGES, Env, EnvId, EnvSpec, Requirement, check_system_package};

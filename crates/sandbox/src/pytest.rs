@@ -53,6 +53,8 @@ pub struct PytestSpec {
     pub limits: Limits,
     /// Network access (default: no).
     pub network: bool,
+    /// The run's name, as [`crate::RunSpec::run_name`].
+    pub run_name: Option<String>,
 }
 
 impl PytestSpec {
@@ -65,6 +67,7 @@ impl PytestSpec {
             extra_args: Vec::new(),
             limits: Limits::default(),
             network: false,
+            run_name: None,
         }
     }
 }
@@ -157,6 +160,7 @@ impl Sandbox {
         let mut run = RunSpec::new(spec.env.clone(), PathBuf::new(), run_dir)?;
         run.limits = spec.limits;
         run.network = spec.network;
+        run.run_name.clone_from(&spec.run_name);
         let plugin_dir = write_files(&run.work_dir, run_dir, &spec.files)?;
 
         let in_sandbox = self.backend() != Backend::None;

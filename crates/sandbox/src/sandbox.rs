@@ -289,6 +289,7 @@ impl Sandbox {
                 uid: run_as.unwrap_or_else(own_uid),
                 network: spec.network,
                 limits: *limits,
+                run_name: spec.run_name.as_deref(),
             };
             let (done, oom) = docker::run(&client, run).await?;
             RunOutcome {

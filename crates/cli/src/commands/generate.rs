@@ -130,9 +130,13 @@ pub(crate) struct GenerateArgs {
     /// Stop when the calls have used this many tokens (input plus output).
     #[arg(long, value_name = "TOKENS")]
     token_budget: Option<u64>,
-    /// The run directory (default: `runs/<timestamp>`).
+    /// The run directory (default: `runs/<NAME>` with `--name`, else `runs/run-<timestamp>`).
     #[arg(long, value_name = "RUN_DIR")]
     out: Option<PathBuf>,
+    /// Names the run: the default run directory, `result.json`'s `name`, the live view and the
+    /// Docker containers' `autocoder.run-name` label (letters, digits, `-`, `_`, `.`).
+    #[arg(long)]
+    name: Option<String>,
     /// Print the result document on stdout and nothing else.
     #[arg(long)]
     json: bool,
@@ -236,7 +240,10 @@ fn text_or_file(value: &str, flag: &str) -> anyhow::Result<String> {
     }
 }
 
-fn default_run_dir() -> PathBuf {
+fn default_run_dir(name: Option<&str>) -> PathBuf {
+    if let Some(name) = name {
+        return Path::new("runs").join(name);
+    }
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -255,7 +262,13 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         .iter()
         .map(|text| text.parse().with_context(|| format!("--sample {text}")))
         .collect::<anyhow::Result<_>>()?;
-    let out = args.out.clone().unwrap_or_else(default_run_dir);
+    if let Some(name) = &args.name {
+        autocoder_loop::options::check_run_name(name)?;
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_run_dir(args.name.as_deref()));
     let options = GenerateOptions {
         prompt: args.prompt.clone(),
         schema_text: args
@@ -286,6 +299,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         tests_see_code: args.prompting.tests_see_code,
         code_in_fences: args.prompting.code_in_fences,
         model: args.model.model.clone(),
+        name: args.name.clone(),
     };
     // The samples and declarations are checked before the API key is looked up.
     options.check()?;
@@ -295,7 +309,10 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
     )?;
     let live = live_view(global.quiet || args.json);
     let on_progress = |progress: &Progress| {
-        let status = describe(progress);
+        let status = match &args.name {
+            Some(name) => format!("{name} · {}", describe(progress)),
+            None => describe(progress),
+        };
         tracing::info!("{status}");
         if let Some(bar) = &live {
             bar.set_message(status);
@@ -352,8 +369,13 @@ fn summary(result: &GenerationResult, out: &Path) {
     } else {
         "FAILED"
     };
+    let name = result
+        .name
+        .as_deref()
+        .map(|n| format!("{n}: "))
+        .unwrap_or_default();
     eprintln!(
-        "{verdict}: {} after {} test run(s), {} model calls, {} + {} tokens, {:.1}s",
+        "{name}{verdict}: {} after {} test run(s), {} model calls, {} + {} tokens, {:.1}s",
         result.reason,
         result.attempts,
         result.model_calls,

@@ -222,3 +222,45 @@ fn a_bad_sample_is_reported_before_the_api_key_is_looked_up() {
         "no run directory is made"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_named_run_gets_its_directory_and_records_the_name() {
+    let server = ScriptedServer::start(Script::new(entries(TWO_OUTPUTS, TWO_OUTPUT_TESTS)))
+        .await
+        .unwrap();
+    let dir = workdir();
+    let out = generate(
+        &server,
+        dir.path(),
+        &[
+            "--output",
+            "zeta:int",
+            "--output",
+            "alpha:str",
+            "--name",
+            "sales-report",
+        ],
+        &[],
+    )
+    .await;
+    let result = result_of(&out);
+    assert_eq!(result["name"], "sales-report");
+    let run_dir = dir.path().join("runs/sales-report");
+    let stored: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("result.json")).unwrap()).unwrap();
+    assert_eq!(stored["name"], "sales-report");
+    let ran = autocoder_in(dir.path(), &["run", "runs/sales-report"], &[]);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+
+    // A name that is not a plain file name fails before any call.
+    let calls = server.requests().len();
+    let bad = generate(&server, dir.path(), &["--name", "../escape"], &[]).await;
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("run name `../escape`"), "{stderr}");
+    assert_eq!(server.requests().len(), calls);
+}
