@@ -49,6 +49,11 @@ pub(crate) struct ModelArgs {
     /// Sampling seed, where the provider supports one.
     #[arg(long)]
     pub(crate) seed: Option<u64>,
+    /// Any other provider parameter, `KEY=VALUE` with a JSON value (else a string), sent in
+    /// every request body (`reasoning_effort=high`, `top_k=40`, `stop=["END"]`); a field the
+    /// request sets itself keeps its own value; repeatable.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub(crate) params: Vec<String>,
     /// Longest wait for one model answer, in seconds (raise it for slow local models).
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     pub(crate) request_timeout: u64,
@@ -89,11 +94,37 @@ impl ModelArgs {
             seed: self.seed,
             ..CallParams::default()
         };
+        config.extra_body = extra_params(&self.params)?;
         config.timeouts.total = Duration::from_secs(self.request_timeout);
         config.record.clone_from(&self.record);
         config.replay.clone_from(&self.replay);
         Ok(config)
     }
+}
+
+/// Body fields a `--param` may not set: the request's own structure, and streaming, which
+/// the client does not read.
+const RESERVED_PARAMS: [&str; 3] = ["model", "messages", "stream"];
+
+/// `--param KEY=VALUE` items as body fields: the value as JSON when it parses, else a string.
+fn extra_params(items: &[String]) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+    let mut fields = serde_json::Map::new();
+    for item in items {
+        let Some((key, value)) = item.split_once('=') else {
+            bail!("--param {item:?} is not KEY=VALUE (for example `reasoning_effort=high`)");
+        };
+        let key = key.trim();
+        if key.is_empty() || RESERVED_PARAMS.contains(&key) {
+            bail!(
+                "--param {item:?}: `{key}` cannot be set this way (not empty, nor one of {})",
+                RESERVED_PARAMS.join(", ")
+            );
+        }
+        let value = serde_json::from_str(value)
+            .unwrap_or_else(|_| serde_json::Value::String(value.to_owned()));
+        fields.insert(key.to_owned(), value);
+    }
+    Ok(fields)
 }
 
 /// `autocoder generate ...`
@@ -396,5 +427,29 @@ fn summary(result: &GenerationResult, out: &Path) {
     }
     if result.success {
         eprintln!("run it: autocoder run {}", out.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::extra_params;
+    use serde_json::json;
+
+    #[test]
+    fn params_are_json_values_else_strings() {
+        let items = [
+            "top_k=40",
+            "reasoning_effort=high",
+            r#"stop=["END"]"#,
+            "note=a=b",
+        ];
+        let fields = extra_params(&items.map(String::from)).unwrap();
+        assert_eq!(fields["top_k"], json!(40));
+        assert_eq!(fields["reasoning_effort"], json!("high"));
+        assert_eq!(fields["stop"], json!(["END"]));
+        assert_eq!(fields["note"], json!("a=b"));
+        for bad in ["top_k", "=1", "stream=true", "model=x"] {
+            assert!(extra_params(&[bad.to_owned()]).is_err(), "{bad}");
+        }
     }
 }

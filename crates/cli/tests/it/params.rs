@@ -264,3 +264,47 @@ async fn a_named_run_gets_its_directory_and_records_the_name() {
     assert!(stderr.contains("run name `../escape`"), "{stderr}");
     assert_eq!(server.requests().len(), calls);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn provider_parameters_reach_every_request_body() {
+    let server = ScriptedServer::start(Script::new(entries(TWO_OUTPUTS, TWO_OUTPUT_TESTS)))
+        .await
+        .unwrap();
+    let dir = workdir();
+    let out = generate(
+        &server,
+        dir.path(),
+        &[
+            "--output",
+            "zeta:int",
+            "--output",
+            "alpha:str",
+            "--param",
+            "reasoning_effort=high",
+            "--param",
+            "top_k=40",
+            "--param",
+            r#"stop=["END"]"#,
+            "--param",
+            r#"response_format={"type": "text"}"#,
+            "--out",
+            "run",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(result_of(&out)["success"], true);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "plan, code, tests");
+    for request in &requests {
+        let body = &request.body;
+        assert_eq!(body["reasoning_effort"], "high", "{body}");
+        assert_eq!(body["top_k"], 40, "{body}");
+        assert_eq!(body["stop"], json!(["END"]), "{body}");
+        // The loop's own field wins: structured answers keep their JSON schema.
+        assert_eq!(body["response_format"]["type"], "json_schema", "{body}");
+    }
+    let bad = generate(&server, dir.path(), &["--param", "stream=true"], &[]).await;
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("stream"));
+}
