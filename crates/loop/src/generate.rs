@@ -242,6 +242,13 @@ impl Record<'_> {
                     .as_ref()
                     .map(|e| e.resolved.clone())
                     .unwrap_or_default(),
+                env: options.sandbox.env_vars.iter().cloned().collect(),
+                secrets: options
+                    .sandbox
+                    .secrets
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .collect(),
             },
             schemas: data.schemas.clone(),
             data_context: data.text(),
@@ -945,6 +952,8 @@ impl Driver<'_> {
         spec.limits = self.options.sandbox.limits;
         spec.network = self.options.sandbox.network;
         spec.run_name.clone_from(&self.options.name);
+        spec.env_vars = self.options.sandbox.env_vars.iter().cloned().collect();
+        spec.secrets.clone_from(&self.options.sandbox.secrets);
         spec.inputs = self
             .contract
             .inputs

@@ -42,8 +42,12 @@ pub struct SandboxOptions {
     pub limits: autocoder_sandbox::Limits,
     /// Network access (default: none).
     pub network: bool,
-    /// Environment variables passed in explicitly (nothing else from the host is).
+    /// Environment variables passed in explicitly (nothing else from the host is); recorded
+    /// in the result.
     pub env_vars: Vec<(String, String)>,
+    /// Environment variables whose values are passed in but never written anywhere: masked in
+    /// everything the sandbox captures, recorded by name only.
+    pub secrets: Vec<autocoder_sandbox::Secret>,
     /// Where environments are cached (default: the XDG cache).
     pub cache_dir: Option<PathBuf>,
     /// Whether cached environments are reused.
@@ -57,6 +61,7 @@ impl Default for SandboxOptions {
             limits: autocoder_sandbox::Limits::default(),
             network: false,
             env_vars: Vec::new(),
+            secrets: Vec::new(),
             cache_dir: None,
             cache: CacheMode::Auto,
         }

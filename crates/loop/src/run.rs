@@ -99,6 +99,7 @@ pub async fn run(
     spec.network = options.sandbox.network;
     spec.run_name.clone_from(&result.name);
     spec.env_vars = options.sandbox.env_vars.iter().cloned().collect();
+    spec.secrets.clone_from(&options.sandbox.secrets);
     for input in &result.inputs {
         let value = match (options.overrides.get(&input.name), &input.sample) {
             (Some(text), _) => parse_input(&input.name, input.ty, text)?,

@@ -40,6 +40,12 @@ pub struct EnvironmentRecord {
     pub image: Option<String>,
     /// Resolved distributions, `(name, version)`.
     pub resolved: Vec<(String, String)>,
+    /// The environment variables given with `--env`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// The names of the secrets given with `--secret` (never their values).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<String>,
 }
 
 /// One test run and what followed it, as recorded in `result.json`.

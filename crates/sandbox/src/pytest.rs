@@ -55,6 +55,11 @@ pub struct PytestSpec {
     pub network: bool,
     /// The run's name, as [`crate::RunSpec::run_name`].
     pub run_name: Option<String>,
+    /// Environment variables for the session, as [`crate::RunSpec::env_vars`].
+    pub env_vars: BTreeMap<String, String>,
+    /// Secrets for the session, as [`crate::RunSpec::secrets`]: masked in its output and in
+    /// the test reports.
+    pub secrets: Vec<crate::Secret>,
 }
 
 impl PytestSpec {
@@ -68,6 +73,8 @@ impl PytestSpec {
             limits: Limits::default(),
             network: false,
             run_name: None,
+            env_vars: BTreeMap::new(),
+            secrets: Vec::new(),
         }
     }
 }
@@ -161,6 +168,8 @@ impl Sandbox {
         run.limits = spec.limits;
         run.network = spec.network;
         run.run_name.clone_from(&spec.run_name);
+        run.env_vars.clone_from(&spec.env_vars);
+        run.secrets.clone_from(&spec.secrets);
         let plugin_dir = write_files(&run.work_dir, run_dir, &spec.files)?;
 
         let in_sandbox = self.backend() != Backend::None;
@@ -231,6 +240,15 @@ impl Sandbox {
             .ok()
             .and_then(|bytes| String::from_utf8(bytes).ok());
         let lines = match report {
+            Some(text) if !spec.secrets.is_empty() => {
+                // The report stays in the run directory: it must not keep a value either.
+                let masked = crate::secrets::mask(&text, &spec.secrets);
+                if masked != text {
+                    std::fs::write(&report_host, &masked)
+                        .map_err(SandboxError::io("masking secrets in", &report_host))?;
+                }
+                text
+            }
             Some(text) => text,
             None if outcome.timed_out || outcome.memory_exceeded => String::new(),
             None => {
@@ -240,7 +258,14 @@ impl Sandbox {
                 });
             }
         };
-        let (tests, collection_errors) = parse_report(&lines)?;
+        let (mut tests, mut collection_errors) = parse_report(&lines)?;
+        for message in tests
+            .iter_mut()
+            .map(|t| &mut t.message)
+            .chain(collection_errors.iter_mut().map(|c| &mut c.message))
+        {
+            crate::secrets::mask_in_place(message, &spec.secrets);
+        }
         Ok(TestReport {
             tests,
             collection_errors,

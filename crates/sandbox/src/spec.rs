@@ -87,6 +87,9 @@ pub struct RunSpec {
     /// The run's name (`autocoder generate --name`), for people: the Docker backend labels
     /// the container with it ([`crate::RUN_NAME_LABEL`]).
     pub run_name: Option<String>,
+    /// Environment variables like [`RunSpec::env_vars`] whose values are masked in the
+    /// captured stdout and stderr (and, for pytest, its reports).
+    pub secrets: Vec<crate::Secret>,
 }
 
 impl RunSpec {
@@ -111,6 +114,7 @@ impl RunSpec {
             network: false,
             env_vars: BTreeMap::new(),
             run_name: None,
+            secrets: Vec::new(),
         })
     }
 

@@ -222,6 +222,11 @@ pub(crate) struct SandboxArgs {
     /// passed); repeatable.
     #[arg(long = "env", value_name = "KEY=VALUE")]
     env_vars: Vec<String>,
+    /// Pass this process's environment variable NAME to the script as a secret: its value is
+    /// never written (not to result.json, the conversation or any prompt) and is masked as
+    /// `***` in captured output; only the name is recorded; repeatable.
+    #[arg(long = "secret", value_name = "NAME")]
+    secrets: Vec<String>,
     /// Let the script use the network (off by default).
     #[arg(long)]
     network: bool,
@@ -244,6 +249,28 @@ impl SandboxArgs {
             };
             env_vars.push((key.to_owned(), value.to_owned()));
         }
+        let mut secrets = Vec::new();
+        for name in &self.secrets {
+            let valid = name.chars().next().is_some_and(|c| !c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                bail!(
+                    "--secret {name:?}: give the name of an environment variable (letters, digits, `_`)"
+                );
+            }
+            if env_vars.iter().any(|(key, _)| key == name) {
+                bail!("--secret {name}: {name} is also given with --env; pass it one way");
+            }
+            let Some(value) = std::env::var_os(name) else {
+                bail!(
+                    "--secret {name}: the environment variable {name} is not set; export it first"
+                );
+            };
+            let Some(value) = value.to_str().filter(|v| !v.is_empty()) else {
+                bail!("--secret {name}: the value of {name} is empty or not UTF-8");
+            };
+            secrets.push(autocoder_sandbox::Secret::new(name, value));
+        }
         let limits = autocoder_sandbox::Limits {
             memory_bytes: self.memory_mb << 20,
             cpu_seconds: self.cpu_seconds,
@@ -255,6 +282,7 @@ impl SandboxArgs {
             limits,
             network: self.network,
             env_vars,
+            secrets,
             cache_dir: None,
             cache: CacheMode::from_name(&self.cache).unwrap_or_default(),
         })

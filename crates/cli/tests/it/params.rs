@@ -308,3 +308,141 @@ async fn provider_parameters_reach_every_request_body() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("stream"));
 }
+
+/// Prints the secret on both streams and writes its length.
+const PRINTS_SECRET: &str = r#"import argparse
+import os
+import sys
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sales", required=True)
+    parser.parse_args()
+    token = os.environ.get("API_TOKEN", "")
+    print("token=" + token)
+    print("stderr token=" + token, file=sys.stderr)
+    with open("/var/outputs/length", "w") as handle:
+        handle.write(str(len(token)))
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+/// Fails, showing the script's stdout (and so the secret) in its report.
+const SHOWS_SECRET: &str = r#"import os
+
+
+def test_prints_nothing(run_solution):
+    result = run_solution({})
+    print("the test saw", os.environ.get("API_TOKEN"))
+    assert result.stdout == ""
+"#;
+
+const TOKEN: &str = "tok-5ecret-value-1234";
+
+/// Every file under `dir` that contains `needle`.
+fn files_containing(dir: &Path, needle: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(files_containing(&path, needle));
+        } else if std::fs::read(&path)
+            .unwrap()
+            .windows(needle.len())
+            .any(|w| w == needle.as_bytes())
+        {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_secret_reaches_the_script_and_is_never_written() {
+    let mut script = entries(PRINTS_SECRET, SHOWS_SECRET);
+    script.push(Entry::step(
+        "diagnose",
+        Reply::Json(json!({"failures": [{
+            "test_id": "test_solution.py::test_prints_nothing",
+            "kind": "test_error",
+            "evidence": "the script prints a line",
+            "fix": "do not expect empty output",
+            "packages": [],
+        }]})),
+    ));
+    let server = ScriptedServer::start(Script::new(script)).await.unwrap();
+    let dir = workdir();
+    let out = generate(
+        &server,
+        dir.path(),
+        &[
+            "--output",
+            "length:int",
+            "--secret",
+            "API_TOKEN",
+            "--max-iterations",
+            "1",
+            "--out",
+            "run",
+        ],
+        &[("API_TOKEN", TOKEN)],
+    )
+    .await;
+    // The test fails on purpose: its report shows the script's output.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let test_output = result["test_output"].as_str().unwrap();
+    assert!(test_output.contains("token=***"), "{test_output}");
+    assert!(test_output.contains("the test saw ***"), "{test_output}");
+    assert_eq!(result["environment"]["secrets"], json!(["API_TOKEN"]));
+    let run_dir = dir.path().join("run");
+    assert_eq!(
+        files_containing(&run_dir, TOKEN),
+        Vec::<std::path::PathBuf>::new()
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(TOKEN));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(TOKEN));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "plan, code, tests, diagnose");
+    let diagnose = requests[3].body.to_string();
+    assert!(diagnose.contains("token=***"), "{diagnose}");
+    for request in &requests {
+        assert!(!request.body.to_string().contains(TOKEN));
+    }
+
+    // `run` passes it too: the script sees the whole value, its output shows the mask.
+    let ran = autocoder_in(
+        dir.path(),
+        &["run", "run", "--force", "--secret", "API_TOKEN"],
+        &[("API_TOKEN", TOKEN)],
+    );
+    let stdout = String::from_utf8_lossy(&ran.stdout);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert_eq!(stdout, format!("token=***\nlength = {}\n", TOKEN.len()));
+    // Without --secret nothing of the host's environment gets in.
+    let ran = autocoder_in(
+        dir.path(),
+        &["run", "run", "--force"],
+        &[("API_TOKEN", TOKEN)],
+    );
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "token=\nlength = 0\n");
+    let unset = autocoder_in(
+        dir.path(),
+        &["run", "run", "--force", "--secret", "NOT_SET_ANYWHERE"],
+        &[],
+    );
+    assert_eq!(unset.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unset.stderr).contains("NOT_SET_ANYWHERE is not set"));
+}
