@@ -26,6 +26,7 @@ use crate::prompt::{TaskView, render};
 use crate::reclassify::mask_addresses;
 use crate::repairs::{fragment_repaired, script_repaired, tests_repaired};
 use crate::request::{Contract, IoType, OUTPUTS_DIR};
+use crate::retry::retrying;
 use crate::rundir::{
     EnvironmentRecord, GenerationResult, IterationRecord, RESULT_FORMAT_VERSION, RunDir, StepUsage,
 };
@@ -122,6 +123,7 @@ pub async fn generate(
         iteration_tokens: Vec::new(),
         iteration_started: started,
         iteration_seconds: Vec::new(),
+        sandbox_retries: Vec::new(),
     };
     let mut session = Session::new(options.limits, &options.base_packages);
     let finish = loop {
@@ -267,6 +269,7 @@ impl Record<'_> {
             steps: usage_by_step(client),
             seconds: started.elapsed().as_secs_f64(),
             iterations,
+            sandbox_retries: driver.sandbox_retries.clone(),
         };
         run_dir.write("conftest.py", driver.conftest.as_bytes())?;
         if let Some(test) = &driver.contract_test {
@@ -475,6 +478,8 @@ struct Driver<'a> {
     iteration_tokens: Vec<u64>,
     iteration_started: Instant,
     iteration_seconds: Vec<f64>,
+    /// Sandbox steps tried again (`--sandbox-retries`).
+    sandbox_retries: Vec<crate::rundir::SandboxRetry>,
 }
 
 impl Driver<'_> {
@@ -920,7 +925,15 @@ impl Driver<'_> {
         match self.cache.ensure(&spec).await {
             Ok(env) => {
                 // Docker: the image with the system packages; host backends: check them.
-                self.sandbox.prepare(&env).await?;
+                let sandbox = self.sandbox;
+                retrying(
+                    self.options.sandbox.retries,
+                    "environment",
+                    &self.options.sandbox.secrets,
+                    &mut self.sandbox_retries,
+                    || sandbox.prepare(&env),
+                )
+                .await?;
                 self.env = Some(env);
                 Ok(Event::EnvironmentReady {
                     usage: crate::session::Usage::default(),
@@ -976,7 +989,15 @@ impl Driver<'_> {
             path: work.clone(),
             source,
         })?;
-        let report = self.sandbox.run_pytest(&spec, &work).await?;
+        let sandbox = self.sandbox;
+        let report = retrying(
+            self.options.sandbox.retries,
+            "run tests",
+            &self.options.sandbox.secrets,
+            &mut self.sandbox_retries,
+            || sandbox.run_pytest(&spec, &work),
+        )
+        .await?;
         let output = format!("{}{}", report.stdout, report.stderr);
         self.run_dir.write(
             &format!("iterations/{number}/test_output.txt"),

@@ -52,6 +52,9 @@ pub struct SandboxOptions {
     pub cache_dir: Option<PathBuf>,
     /// Whether cached environments are reused.
     pub cache: CacheMode,
+    /// How often a sandbox step that failed for an infrastructure reason (the backend could
+    /// not start, the engine went away) is tried again; failing scripts and tests never are.
+    pub retries: u32,
 }
 
 impl Default for SandboxOptions {
@@ -64,6 +67,7 @@ impl Default for SandboxOptions {
             secrets: Vec::new(),
             cache_dir: None,
             cache: CacheMode::Auto,
+            retries: 0,
         }
     }
 }

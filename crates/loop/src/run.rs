@@ -118,7 +118,15 @@ pub async fn run(
     for output in &result.outputs {
         spec = spec.output(&output.name, output.ty);
     }
-    let mut outcome = sandbox.run(&spec).await?;
+    let mut retries = Vec::new();
+    let mut outcome = crate::retry::retrying(
+        options.sandbox.retries,
+        "run",
+        &options.sandbox.secrets,
+        &mut retries,
+        || sandbox.run(&spec),
+    )
+    .await?;
     let destination = options
         .out_dir
         .clone()

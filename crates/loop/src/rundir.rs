@@ -68,6 +68,17 @@ pub struct IterationRecord {
     pub seconds: f64,
 }
 
+/// A sandbox step tried again after the machinery failed (`--sandbox-retries`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxRetry {
+    /// The step (`run tests`, `environment`).
+    pub step: String,
+    /// 1 for the first retry of this step.
+    pub retry: u32,
+    /// Why the attempt before it failed.
+    pub error: String,
+}
+
 /// What one pipeline step cost, over all its calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepUsage {
@@ -144,6 +155,9 @@ pub struct GenerationResult {
     pub seconds: f64,
     /// Per test run.
     pub iterations: Vec<IterationRecord>,
+    /// Sandbox steps tried again after the machinery failed, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_retries: Vec<SandboxRetry>,
 }
 
 /// Errors writing or reading a run directory.

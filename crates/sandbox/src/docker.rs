@@ -450,14 +450,21 @@ pub(crate) async fn run(
             )
             .await;
     }
-    let state = docker
+    let state = match docker
         .inspect_container(
             &name,
             None::<bollard::query_parameters::InspectContainerOptions>,
         )
         .await
-        .ok()
-        .and_then(|c| c.state);
+    {
+        Ok(container) => container.state,
+        // The engine went away during the run: nothing is known of how it ended.
+        Err(e) => {
+            return Err(unavailable(format!(
+                "the engine stopped answering during the run ({e})"
+            )));
+        }
+    };
     let oom = state.as_ref().and_then(|s| s.oom_killed).unwrap_or(false);
     let code = state
         .as_ref()

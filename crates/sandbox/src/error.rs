@@ -87,6 +87,15 @@ pub enum SandboxError {
         "bubblewrap (`bwrap`) is not installed; install it with `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap` (Fedora), or run with `--sandbox none` on a machine without namespaces (no isolation)"
     )]
     BwrapMissing,
+    /// The backend could not set the sandbox up for this run (bubblewrap exited with its own
+    /// error before the program started): a failure of the machine, not of the script.
+    #[error("the {backend} sandbox could not start the run: {message}")]
+    BackendFailed {
+        /// The backend's name.
+        backend: &'static str,
+        /// What it said.
+        message: String,
+    },
     /// A backend cannot run on this machine.
     #[error("the {backend} sandbox backend is not available: {reason}")]
     BackendUnavailable {
@@ -208,6 +217,20 @@ pub enum SandboxError {
 }
 
 impl SandboxError {
+    /// Whether the machinery failed rather than the request or the code: the backend could not
+    /// start or set up the run, the Docker engine went away, a process could not be spawned.
+    /// Such a step may succeed when tried again (`--sandbox-retries`); a failing script or test
+    /// is never an error at all, so never one of these.
+    pub fn is_infrastructure(&self) -> bool {
+        matches!(
+            self,
+            Self::BackendFailed { .. }
+                | Self::BackendUnavailable { .. }
+                | Self::Spawn { .. }
+                | Self::Task(_)
+        )
+    }
+
     /// Wraps an I/O error with what we were doing and where.
     pub(crate) fn io(
         action: &'static str,

@@ -234,6 +234,11 @@ pub(crate) struct SandboxArgs {
     /// (`disable`).
     #[arg(long, default_value = "auto", value_parser = ["auto", "override", "disable"])]
     cache: String,
+    /// Try a sandbox step again up to N times when the machinery failed (the backend could not
+    /// start, the Docker engine went away); a failing script or test is never retried. Each
+    /// retry is logged and recorded in result.json's `sandbox_retries`.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    sandbox_retries: u32,
 }
 
 impl SandboxArgs {
@@ -285,6 +290,7 @@ impl SandboxArgs {
             secrets,
             cache_dir: None,
             cache: CacheMode::from_name(&self.cache).unwrap_or_default(),
+            retries: self.sandbox_retries,
         })
     }
 }

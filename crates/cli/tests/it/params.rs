@@ -446,3 +446,125 @@ async fn a_secret_reaches_the_script_and_is_never_written() {
     assert_eq!(unset.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unset.stderr).contains("NOT_SET_ANYWHERE is not set"));
 }
+
+/// A `bwrap` in front of the real one that logs each call and, while `fail-next` exists in
+/// `dir`, fails the way bubblewrap does when it cannot set a sandbox up (once per marker).
+fn flaky_bwrap(dir: &Path) -> String {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let real = ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("bubblewrap is installed");
+    let script = format!(
+        "#!/bin/sh\necho call >> '{log}'\nif [ -e '{marker}' ]; then\n  rm -f '{marker}'\n  echo 'bwrap: Creating new namespace failed: Resource temporarily unavailable' >&2\n  exit 1\nfi\nexec {real} \"$@\"\n",
+        log = dir.join("calls").display(),
+        marker = dir.join("fail-next").display(),
+    );
+    let path = bin.join("bwrap");
+    std::fs::write(&path, script).unwrap();
+    let mut permissions = std::fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&path, permissions).unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+fn calls(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("calls"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sandbox_failures_are_retried_and_recorded_but_failing_tests_are_not() {
+    let fake = tempfile::tempdir().unwrap();
+    let path = flaky_bwrap(fake.path());
+    let vars = [("PATH", path.as_str())];
+    let outputs = ["--output", "zeta:int", "--output", "alpha:str"];
+
+    // Without retries, the backend's failure is the run's error.
+    let server = ScriptedServer::start(Script::new(entries(TWO_OUTPUTS, TWO_OUTPUT_TESTS)))
+        .await
+        .unwrap();
+    let dir = workdir();
+    std::fs::write(fake.path().join("fail-next"), "").unwrap();
+    let out = generate(&server, dir.path(), &outputs, &vars).await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("could not start the run"), "{stderr}");
+    assert_eq!(calls(fake.path()), 1);
+
+    // With one retry, the second attempt runs the tests and the retry is recorded.
+    let server = ScriptedServer::start(Script::new(entries(TWO_OUTPUTS, TWO_OUTPUT_TESTS)))
+        .await
+        .unwrap();
+    std::fs::write(fake.path().join("fail-next"), "").unwrap();
+    let mut args = outputs.to_vec();
+    args.extend(["--sandbox-retries", "1", "--out", "run"]);
+    let result = result_of(&generate(&server, dir.path(), &args, &vars).await);
+    assert_eq!(result["success"], true);
+    let retries = result["sandbox_retries"].as_array().unwrap();
+    assert_eq!(retries.len(), 1, "{retries:?}");
+    assert_eq!(retries[0]["step"], "run tests");
+    assert_eq!(retries[0]["retry"], 1);
+    assert!(
+        retries[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("Resource temporarily unavailable")
+    );
+    assert_eq!(calls(fake.path()), 3);
+
+    // A failing test is an outcome, not a failure of the machinery: never run again.
+    let failing = "def test_fails(run_solution):\n    result = run_solution({})\n    assert result.stdout == \"x\"\n";
+    let mut script = entries(TWO_OUTPUTS, failing);
+    script.push(Entry::step(
+        "diagnose",
+        Reply::Json(json!({"failures": [{
+            "test_id": "test_solution.py::test_fails",
+            "kind": "test_error",
+            "evidence": "the script prints nothing",
+            "fix": "expect no output",
+            "packages": [],
+        }]})),
+    ));
+    let server = ScriptedServer::start(Script::new(script)).await.unwrap();
+    let mut args = outputs.to_vec();
+    args.extend([
+        "--sandbox-retries",
+        "3",
+        "--max-iterations",
+        "1",
+        "--out",
+        "failing",
+    ]);
+    let out = generate(&server, dir.path(), &args, &vars).await;
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(result.get("sandbox_retries").is_none(), "{result}");
+    assert_eq!(calls(fake.path()), 4, "one test run, no retry");
+
+    // `run` retries too.
+    std::fs::write(fake.path().join("fail-next"), "").unwrap();
+    let ran = autocoder_in(dir.path(), &["run", "run", "--sandbox-retries", "2"], &vars);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout),
+        "zeta = 2\nalpha = \"north\"\n"
+    );
+    assert_eq!(calls(fake.path()), 6);
+}
