@@ -312,6 +312,15 @@ async fn reap_orphans(docker: &Docker) {
     }
 }
 
+/// This machine's cores, in thousandths.
+fn host_cpu_millis() -> u32 {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .try_into()
+        .unwrap_or(u32::MAX / 1000)
+        .saturating_mul(1000)
+}
+
 /// The container's configuration: limits, mounts, no network, read-only root, no capabilities.
 fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
     let l = &run.limits;
@@ -341,7 +350,8 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
         memory: i64::try_from(l.memory_bytes).ok(),
         memory_swap: i64::try_from(l.memory_bytes).ok(),
         pids_limit: i64::try_from(l.processes).ok(),
-        nano_cpus: Some(i64::from(l.cpu_millis) * 1_000_000),
+        // The engine refuses a quota above the machine's cores (which would limit nothing).
+        nano_cpus: Some(i64::from(l.cpu_millis.min(host_cpu_millis())) * 1_000_000),
         readonly_rootfs: Some(true),
         // Sized scratch file systems; the engine mounts them before the binds inside them.
         tmpfs: Some(HashMap::from([

@@ -215,6 +215,11 @@ pub(crate) struct SandboxArgs {
     /// CPU-time limit of every run, in seconds.
     #[arg(long, default_value_t = 120)]
     cpu_seconds: u64,
+    /// CPU cores every run may use at once (`1.5`): Docker's `--cpus`; under bwrap and none the
+    /// run's cgroup quota (`cpu.max` on cgroup v2, `cpu.cfs_quota_us` on v1; not enforced
+    /// without a cgroup, see `autocoder sandbox doctor`).
+    #[arg(long, value_name = "CORES", default_value = "1", value_parser = parse_cpus)]
+    cpus: u32,
     /// Wall-clock limit of every run, in seconds.
     #[arg(long, default_value_t = 180)]
     timeout: u64,
@@ -279,6 +284,7 @@ impl SandboxArgs {
         let limits = autocoder_sandbox::Limits {
             memory_bytes: self.memory_mb << 20,
             cpu_seconds: self.cpu_seconds,
+            cpu_millis: self.cpus,
             wall_timeout: Duration::from_secs(self.timeout),
             ..autocoder_sandbox::Limits::default()
         };
@@ -293,6 +299,23 @@ impl SandboxArgs {
             retries: self.sandbox_retries,
         })
     }
+}
+
+/// `--cpus CORES` in thousandths of a core: more than 0.01 and at most 1024 cores.
+fn parse_cpus(text: &str) -> Result<u32, String> {
+    let cores: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of cores (for example 1.5)"))?;
+    if !(0.01..=1024.0).contains(&cores) {
+        return Err(format!("{text} cores: give between 0.01 and 1024"));
+    }
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "checked to lie within 10..=1_024_000"
+    )]
+    Ok((cores * 1000.0).round() as u32)
 }
 
 /// `TEXT` as is, or the contents of `FILE` for `@FILE`.
@@ -468,6 +491,16 @@ fn summary(result: &GenerationResult, out: &Path) {
 mod tests {
     use super::extra_params;
     use serde_json::json;
+
+    #[test]
+    fn cpus_are_thousandths_of_a_core() {
+        assert_eq!(super::parse_cpus("1.5"), Ok(1500));
+        assert_eq!(super::parse_cpus("0.25"), Ok(250));
+        assert_eq!(super::parse_cpus("2"), Ok(2000));
+        for bad in ["0", "-1", "many", "5000", "NaN"] {
+            assert!(super::parse_cpus(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn params_are_json_values_else_strings() {

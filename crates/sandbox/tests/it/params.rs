@@ -71,3 +71,77 @@ async fn secrets_are_masked_in_pytest_reports_and_output() {
         }
     }
 }
+
+/// Two processes spinning for two seconds of wall-clock time; prints the CPU seconds they got
+/// per wall-clock second, measured from inside.
+const TWO_BUSY_PROCESSES: &str = r#"
+import os, time
+start = time.monotonic()
+children = []
+for _ in range(2):
+    pid = os.fork()
+    if pid == 0:
+        while time.monotonic() - start < 2.0:
+            pass
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+wall = time.monotonic() - start
+t = os.times()
+print(f"ratio {(t.children_user + t.children_system) / wall:.3f}")
+"#;
+
+fn cpu_ratio(out: &autocoder_sandbox::RunOutcome) -> f64 {
+    assert!(out.success(), "{out:?}");
+    out.stdout
+        .trim()
+        .strip_prefix("ratio ")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| panic!("no ratio in {:?}", out.stdout))
+}
+
+/// Whether runs get a cgroup here; the quota tests fail with the reason when not.
+async fn require_cgroup() {
+    let finding = autocoder_sandbox::doctor()
+        .await
+        .into_iter()
+        .find(|f| f.name == "cgroup")
+        .unwrap();
+    assert!(
+        finding.ok,
+        "the CPU quota needs a cgroup for the run ({}); run as root or delegate a cgroup, or skip with `cargo test -- --skip cpu_quota`",
+        finding.detail
+    );
+}
+
+#[tokio::test]
+async fn cpu_quota_throttles_two_busy_processes_under_bwrap() {
+    require_cgroup().await;
+    let limits = autocoder_sandbox::Limits {
+        cpu_millis: 50,
+        ..tight()
+    };
+    let (out, _dir) = crate::run_code(TWO_BUSY_PROCESSES, limits).await;
+    let ratio = cpu_ratio(&out);
+    // A twentieth of a core for both together; unthrottled they take up to two (and still
+    // far more than this on a machine loaded with six times as many busy processes as cores).
+    assert!(ratio < 0.09, "a 0.05-core quota gave {ratio} cores");
+    assert!(ratio > 0.01, "the processes hardly ran: {ratio}");
+}
+
+#[tokio::test]
+async fn docker_cpu_quota_throttles_two_busy_processes() {
+    let sandbox = crate::docker::docker().await;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.py");
+    std::fs::write(&script, TWO_BUSY_PROCESSES).unwrap();
+    let mut spec = RunSpec::new(shared_env().await, &script, &dir.path().join("run")).unwrap();
+    spec.limits = autocoder_sandbox::Limits {
+        cpu_millis: 50,
+        ..tight()
+    };
+    let ratio = cpu_ratio(&sandbox.run(&spec).await.unwrap());
+    assert!(ratio < 0.09, "a 0.05-core quota gave {ratio} cores");
+    assert!(ratio > 0.01, "the processes hardly ran: {ratio}");
+}
