@@ -72,8 +72,8 @@ pub async fn generate(
     };
     let sandbox = Sandbox::new(options.sandbox.backend);
     sandbox.check()?;
-    let python = autocoder_sandbox::PythonSpec::Default.command();
-    let interpreter = Interpreter::probe(&python).await?;
+    let python_spec = crate::options::python_spec(options.sandbox.python.as_deref()).await?;
+    let interpreter = Interpreter::probe(&python_spec.command()).await?;
     let run_dir = RunDir::create(&options.out_dir)?;
     let throwaway_cache = tempfile::tempdir_in(&options.out_dir).ok();
     let cache = env_cache(
@@ -124,6 +124,7 @@ pub async fn generate(
         iteration_started: started,
         iteration_seconds: Vec::new(),
         sandbox_retries: Vec::new(),
+        python_spec,
     };
     let mut session = Session::new(options.limits, &options.base_packages);
     let finish = loop {
@@ -244,6 +245,7 @@ impl Record<'_> {
                     .as_ref()
                     .map(|e| e.resolved.clone())
                     .unwrap_or_default(),
+                python: options.sandbox.python.clone(),
                 env: options.sandbox.env_vars.iter().cloned().collect(),
                 secrets: options
                     .sandbox
@@ -480,6 +482,8 @@ struct Driver<'a> {
     iteration_seconds: Vec<f64>,
     /// Sandbox steps tried again (`--sandbox-retries`).
     sandbox_retries: Vec<crate::rundir::SandboxRetry>,
+    /// The interpreter environments are built on.
+    python_spec: autocoder_sandbox::PythonSpec,
 }
 
 impl Driver<'_> {
@@ -910,7 +914,9 @@ impl Driver<'_> {
 
     async fn prepare_once(&mut self, packages: &[String]) -> Result<Event, LoopError> {
         let system: Vec<&String> = self.system_packages.iter().collect();
-        let spec = EnvSpec::new(packages)?.with_system_packages(&system)?;
+        let spec = EnvSpec::new(packages)?
+            .with_system_packages(&system)?
+            .with_python(self.python_spec.clone());
         if self.options.sandbox.cache == CacheMode::Override {
             let id = spec.id(self.interpreter);
             let dir = self.cache.dir().join(&id.0);

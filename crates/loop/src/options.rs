@@ -55,6 +55,10 @@ pub struct SandboxOptions {
     /// How often a sandbox step that failed for an infrastructure reason (the backend could
     /// not start, the engine went away) is tried again; failing scripts and tests never are.
     pub retries: u32,
+    /// The interpreter environments are built on: a version (`3.12`, found installed, never
+    /// downloaded) or an interpreter's path; `None` for the default (`AUTOCODER_PYTHON`, else
+    /// `python3`). Part of the environment id, and recorded in the result.
+    pub python: Option<String>,
 }
 
 impl Default for SandboxOptions {
@@ -68,6 +72,7 @@ impl Default for SandboxOptions {
             cache_dir: None,
             cache: CacheMode::Auto,
             retries: 0,
+            python: None,
         }
     }
 }
@@ -145,6 +150,21 @@ pub fn check_run_name(name: &str) -> Result<(), LoopError> {
             "run name `{name}` must be letters, digits, `-`, `_` and `.` (not first), at most 100 characters, like `sales-report`"
         )))
     }
+}
+
+/// The interpreter `choice` names: a version is looked for among the installed ones
+/// ([`autocoder_sandbox::find_python_version`]), anything else is a path or command.
+pub(crate) async fn python_spec(
+    choice: Option<&str>,
+) -> Result<autocoder_sandbox::PythonSpec, LoopError> {
+    use autocoder_sandbox::PythonSpec;
+    Ok(match choice {
+        None => PythonSpec::Default,
+        Some(v) if autocoder_sandbox::is_python_version(v) => {
+            PythonSpec::Path(autocoder_sandbox::find_python_version(v).await?)
+        }
+        Some(path) => PythonSpec::Path(PathBuf::from(path)),
+    })
 }
 
 #[cfg(test)]

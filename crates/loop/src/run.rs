@@ -90,7 +90,14 @@ pub async fn run(
             .clone()
             .unwrap_or_else(EnvCache::default_dir),
     );
-    let spec = EnvSpec::new(&result.packages)?.with_system_packages(&result.system_packages)?;
+    let python = options
+        .sandbox
+        .python
+        .as_deref()
+        .or(result.environment.python.as_deref());
+    let spec = EnvSpec::new(&result.packages)?
+        .with_system_packages(&result.system_packages)?
+        .with_python(crate::options::python_spec(python).await?);
     let env = cache.ensure(&spec).await?;
     let script = run_dir.join("solution.py");
     let work = autocoder_sandbox::temp_dir("run")?;

@@ -40,6 +40,9 @@ pub struct EnvironmentRecord {
     pub image: Option<String>,
     /// Resolved distributions, `(name, version)`.
     pub resolved: Vec<(String, String)>,
+    /// The interpreter asked for with `--python` (a version or a path), which `run` uses again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
     /// The environment variables given with `--env`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,

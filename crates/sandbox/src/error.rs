@@ -82,6 +82,16 @@ pub enum SandboxError {
         /// What went wrong.
         reason: String,
     },
+    /// No installed interpreter has the requested version.
+    #[error(
+        "Python {version} is not installed on this machine (looked in {looked}); environments are built offline, so uv can provide an interpreter only from the ones it has installed already (its cache): install it first with network (`uv python install {version}`, or pyenv), or give an interpreter's path instead of a version"
+    )]
+    PythonVersionNotFound {
+        /// The version asked for (`3.12`).
+        version: String,
+        /// Where interpreters were looked for.
+        looked: String,
+    },
     /// bubblewrap is not installed.
     #[error(
         "bubblewrap (`bwrap`) is not installed; install it with `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap` (Fedora), or run with `--sandbox none` on a machine without namespaces (no isolation)"

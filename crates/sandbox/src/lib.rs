@@ -72,7 +72,7 @@ pub use error::SandboxError;
 pub use imports::{IMPORT_TO_DISTRIBUTION, ImportAnalysis, imports_to_packages};
 pub use io::{INPUTS_DIR, Input, IoType, OUTPUTS_DIR, Value, parse_output};
 pub use pytest::{CollectionError, Outcome, PytestSpec, SourceFile, TestCase, TestReport};
-pub use python::{Interpreter, PYTHON_ENV_VAR, PythonSpec};
+pub use python::{Interpreter, PYTHON_ENV_VAR, PythonSpec, find_python_version, is_python_version};
 pub use sandbox::{Backend, OUTPUTS_ENV_VAR, Sandbox, TASK_DIR, WORK_DIR};
 pub use secrets::{MASK, Secret, mask};
 pub use spec::{Limits, RunOutcome, RunSpec};

@@ -244,6 +244,11 @@ pub(crate) struct SandboxArgs {
     /// retry is logged and recorded in result.json's `sandbox_retries`.
     #[arg(long, value_name = "N", default_value_t = 0)]
     sandbox_retries: u32,
+    /// The sandbox's Python: a version (`3.12`) found among the installed interpreters (pyenv,
+    /// uv's, `python3.12` on PATH; uv downloads nothing here, it can only use what it has), or
+    /// an interpreter's path. Part of the environment id; `run` reuses the generation's.
+    #[arg(long, value_name = "VERSION|PATH")]
+    python: Option<String>,
 }
 
 impl SandboxArgs {
@@ -297,6 +302,7 @@ impl SandboxArgs {
             cache_dir: None,
             cache: CacheMode::from_name(&self.cache).unwrap_or_default(),
             retries: self.sandbox_retries,
+            python: self.python.clone(),
         })
     }
 }

@@ -568,3 +568,93 @@ async fn sandbox_failures_are_retried_and_recorded_but_failing_tests_are_not() {
     );
     assert_eq!(calls(fake.path()), 6);
 }
+
+const WRITES_VERSION: &str = r#"import argparse
+import sys
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sales", required=True)
+    parser.parse_args()
+    with open("/var/outputs/version", "w") as handle:
+        handle.write("%d.%d" % sys.version_info[:2])
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+const VERSION_TESTS: &str = r#"def test_version(run_solution):
+    result = run_solution({})
+    assert result.returncode == 0, result.stderr
+    assert result.outputs["version"].startswith("3.")
+"#;
+
+/// An installed interpreter version other than the default where there is one (pyenv, uv),
+/// else the default's own: `--python` then still has to find it by version.
+async fn another_python_version() -> String {
+    for version in ["3.12", "3.13", "3.10", "3.9"] {
+        if autocoder_sandbox::find_python_version(version)
+            .await
+            .is_ok()
+        {
+            return version.to_owned();
+        }
+    }
+    let default = autocoder_sandbox::PythonSpec::Default.command();
+    let interpreter = autocoder_sandbox::Interpreter::probe(&default)
+        .await
+        .unwrap();
+    interpreter.minor_version().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_picks_the_sandbox_interpreter_by_version() {
+    let version = another_python_version().await;
+    let server = ScriptedServer::start(Script::new(entries(WRITES_VERSION, VERSION_TESTS)))
+        .await
+        .unwrap();
+    let dir = workdir();
+    let out = generate(
+        &server,
+        dir.path(),
+        &[
+            "--output",
+            "version:str",
+            "--python",
+            &version,
+            "--out",
+            "run",
+        ],
+        &[],
+    )
+    .await;
+    let result = result_of(&out);
+    let id = result["environment"]["id"].as_str().unwrap();
+    assert!(id.starts_with(&format!("py{version}-")), "{id}");
+    assert_eq!(result["environment"]["python"], version.as_str());
+    let ran = autocoder_in(dir.path(), &["run", "run", "--json"], &[]);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let outputs: Value = serde_json::from_slice(&ran.stdout).unwrap();
+    assert_eq!(
+        outputs["version"],
+        version.as_str(),
+        "run reuses the interpreter"
+    );
+
+    // A version that is not installed fails before any call, saying what uv cannot do here.
+    let calls = server.requests().len();
+    let missing = generate(&server, dir.path(), &["--python", "3.1"], &[]).await;
+    assert_eq!(missing.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        stderr.contains("Python 3.1 is not installed") && stderr.contains("uv"),
+        "{stderr}"
+    );
+    assert_eq!(server.requests().len(), calls);
+}
