@@ -86,6 +86,7 @@ pub async fn generate(
         &options.constraints,
         DataOptions {
             sample_rows: options.sample_rows,
+            shown: options.shown,
         },
         Some(client),
     )

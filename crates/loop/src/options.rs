@@ -96,8 +96,11 @@ pub struct GenerateOptions {
     pub system_prompt: Option<String>,
     /// Distributions always installed.
     pub base_packages: Vec<String>,
-    /// Sample rows each data profile shows the model.
+    /// Sample rows each data profile keeps.
     pub sample_rows: usize,
+    /// What the prompts show of each sample: `None` for the compact default (at most 3 sample
+    /// rows); `Some` for the rows and token budget the user gave.
+    pub shown: Option<crate::data::Shown>,
     /// Iterations, token budget, skipping tests.
     pub limits: Limits,
     /// The run directory.

@@ -186,9 +186,15 @@ pub(crate) struct PromptArgs {
     /// Replace the system prompt's persona (the ground rules stay); `@FILE` reads a file.
     #[arg(long)]
     system_prompt: Option<String>,
-    /// Sample rows of each dataset shown to the model.
-    #[arg(long, default_value_t = 20)]
-    sample_rows: usize,
+    /// Sample rows of each dataset the prompts show, within `--context-tokens` (without either
+    /// flag: at most 3 rows of the 20 the profile keeps, about 300 bytes a column).
+    #[arg(long, value_name = "N")]
+    sample_rows: Option<usize>,
+    /// Tokens for the data context of all samples together, with `--sample-rows`: column
+    /// detail, then rows, are cut to fit [default: 2000, for an 8k-context local model, leaving
+    /// room for the task, the code and the answer].
+    #[arg(long, value_name = "TOKENS")]
+    context_tokens: Option<usize>,
     /// A directory of prompt templates overriding the built-in ones by name.
     #[arg(long, value_name = "DIR")]
     prompts_dir: Option<PathBuf>,
@@ -324,6 +330,26 @@ fn parse_cpus(text: &str) -> Result<u32, String> {
     Ok((cores * 1000.0).round() as u32)
 }
 
+/// Sample rows a profile keeps when `--sample-rows` is not given.
+const DEFAULT_PROFILE_ROWS: usize = 20;
+/// Sample rows shown with `--context-tokens` alone.
+const DEFAULT_SHOWN_ROWS: usize = 3;
+/// `--context-tokens` when only `--sample-rows` is given: about a quarter of an 8k context.
+const DEFAULT_CONTEXT_TOKENS: usize = 2_000;
+
+impl PromptArgs {
+    /// What prompts show of the samples: the compact default unless a flag says otherwise.
+    fn shown(&self) -> Option<autocoder_loop::data::Shown> {
+        if self.sample_rows.is_none() && self.context_tokens.is_none() {
+            return None;
+        }
+        Some(autocoder_loop::data::Shown {
+            rows: self.sample_rows.unwrap_or(DEFAULT_SHOWN_ROWS),
+            context_tokens: self.context_tokens.unwrap_or(DEFAULT_CONTEXT_TOKENS),
+        })
+    }
+}
+
 /// `TEXT` as is, or the contents of `FILE` for `@FILE`.
 fn text_or_file(value: &str, flag: &str) -> anyhow::Result<String> {
     match value.strip_prefix('@') {
@@ -381,7 +407,8 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
             .map(|s| text_or_file(s, "--system-prompt"))
             .transpose()?,
         base_packages: args.base_packages.clone(),
-        sample_rows: args.prompting.sample_rows,
+        sample_rows: args.prompting.sample_rows.unwrap_or(DEFAULT_PROFILE_ROWS),
+        shown: args.prompting.shown(),
         limits: Limits {
             max_iterations: args.max_iterations,
             token_budget: args.token_budget,

@@ -658,3 +658,66 @@ async fn python_picks_the_sandbox_interpreter_by_version() {
     );
     assert_eq!(server.requests().len(), calls);
 }
+
+/// The sample rows the plan prompt shows: the count in its "Sample rows (N of M" line.
+fn rows_shown(server: &ScriptedServer) -> (usize, usize, String) {
+    let requests = server.requests();
+    let plan = requests
+        .iter()
+        .find(|r| r.step.as_deref() == Some("plan"))
+        .unwrap();
+    let text = plan.body["messages"].to_string();
+    let Some(at) = text.find("Sample rows (") else {
+        return (0, 0, text);
+    };
+    let rest = &text[at + "Sample rows (".len()..];
+    let numbers: Vec<usize> = rest
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .take(2)
+        .map(|s| s.parse().unwrap())
+        .collect();
+    (numbers[0], numbers[1], text)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sample_rows_govern_what_prompts_show_within_the_context_budget() {
+    let dir = workdir();
+    let rows: String = (0..60)
+        .map(|i| format!("region-{i},{},{}.5\n", i % 7, i % 11))
+        .collect();
+    std::fs::write(
+        dir.path().join("sales.csv"),
+        format!("region,qty,price\n{rows}"),
+    )
+    .unwrap();
+    let outputs = [
+        "--output",
+        "zeta:int",
+        "--output",
+        "alpha:str",
+        "--skip-tests",
+    ];
+    let mut cases = Vec::new();
+    for extra in [
+        vec![],
+        vec!["--sample-rows", "25"],
+        vec!["--sample-rows", "25", "--context-tokens", "200"],
+    ] {
+        let server = ScriptedServer::start(Script::new(entries(TWO_OUTPUTS, TWO_OUTPUT_TESTS)))
+            .await
+            .unwrap();
+        let mut args = outputs.to_vec();
+        args.extend(extra);
+        let out = generate(&server, dir.path(), &args, &[]).await;
+        assert_eq!(result_of(&out)["success"], true);
+        cases.push(rows_shown(&server));
+    }
+    // By default, 3 of the 20 rows the profile keeps (the prompts of the recorded examples).
+    assert_eq!((cases[0].0, cases[0].1), (3, 20), "{}", cases[0].2);
+    assert_eq!((cases[1].0, cases[1].1), (25, 25), "{}", cases[1].2);
+    // 200 tokens (800 bytes) hold the columns and only some of the rows.
+    let (shown, kept, _) = cases[2];
+    assert_eq!(kept, 25);
+    assert!(shown > 0 && shown < 25, "{shown} rows in 200 tokens");
+}
