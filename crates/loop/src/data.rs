@@ -111,6 +111,20 @@ fn numeric_medians(profile: &Profile) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// What a prompt shows of one of `samples` profiles: the compact default, or the rows asked
+/// for within this sample's share of the token budget.
+fn prompt_context(profile: &Profile, shown: Option<Shown>, samples: usize) -> String {
+    match shown {
+        None => autocoder_profile::render::context(profile),
+        Some(shown) => autocoder_profile::render::context_fitted(
+            profile,
+            shown.rows,
+            shown.context_tokens * autocoder_profile::render::CONTEXT_BYTES_PER_TOKEN
+                / samples.max(1),
+        ),
+    }
+}
+
 /// Profiles the contract's samples and applies `rules` to them.
 pub async fn build(
     contract: &Contract,
@@ -151,15 +165,7 @@ pub async fn build(
                     .map(|c| c.name.clone())
                     .collect();
                 medians = numeric_medians(&profile);
-                let text = match options.shown {
-                    None => autocoder_profile::render::context(&profile),
-                    Some(shown) => autocoder_profile::render::context_fitted(
-                        &profile,
-                        shown.rows,
-                        shown.context_tokens * autocoder_profile::render::CONTEXT_BYTES_PER_TOKEN
-                            / samples.max(1),
-                    ),
-                };
+                let text = prompt_context(&profile, options.shown, samples);
                 context.profiles.insert(input.name.clone(), profile);
                 tables.push(Tabular {
                     index: context.datasets.len(),

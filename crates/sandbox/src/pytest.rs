@@ -240,15 +240,6 @@ impl Sandbox {
             .ok()
             .and_then(|bytes| String::from_utf8(bytes).ok());
         let lines = match report {
-            Some(text) if !spec.secrets.is_empty() => {
-                // The report stays in the run directory: it must not keep a value either.
-                let masked = crate::secrets::mask(&text, &spec.secrets);
-                if masked != text {
-                    std::fs::write(&report_host, &masked)
-                        .map_err(SandboxError::io("masking secrets in", &report_host))?;
-                }
-                text
-            }
             Some(text) => text,
             None if outcome.timed_out || outcome.memory_exceeded => String::new(),
             None => {
@@ -258,14 +249,7 @@ impl Sandbox {
                 });
             }
         };
-        let (mut tests, mut collection_errors) = parse_report(&lines)?;
-        for message in tests
-            .iter_mut()
-            .map(|t| &mut t.message)
-            .chain(collection_errors.iter_mut().map(|c| &mut c.message))
-        {
-            crate::secrets::mask_in_place(message, &spec.secrets);
-        }
+        let (tests, collection_errors) = masked_report(&lines, &report_host, &spec.secrets)?;
         Ok(TestReport {
             tests,
             collection_errors,
@@ -277,6 +261,30 @@ impl Sandbox {
             duration: outcome.duration,
         })
     }
+}
+
+/// The parsed report with the secrets' values masked in every message; the report file stays
+/// in the run directory, so it is rewritten masked too.
+fn masked_report(
+    lines: &str,
+    path: &Path,
+    secrets: &[crate::Secret],
+) -> Result<(Vec<TestCase>, Vec<CollectionError>), SandboxError> {
+    if !secrets.is_empty() {
+        let masked = crate::secrets::mask(lines, secrets);
+        if masked != lines {
+            std::fs::write(path, &masked).map_err(SandboxError::io("masking secrets in", path))?;
+        }
+    }
+    let (mut tests, mut collection_errors) = parse_report(lines)?;
+    for message in tests
+        .iter_mut()
+        .map(|t| &mut t.message)
+        .chain(collection_errors.iter_mut().map(|c| &mut c.message))
+    {
+        crate::secrets::mask_in_place(message, secrets);
+    }
+    Ok((tests, collection_errors))
 }
 
 /// Writes the test files into `work_dir` and the plugin into `run_dir/plugin`; returns the latter.

@@ -3,6 +3,7 @@
 //! quota, the Python version and the rows prompts show. The binary against the scripted LLM
 //! server, with the real bubblewrap sandbox.
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -683,9 +684,10 @@ fn rows_shown(server: &ScriptedServer) -> (usize, usize, String) {
 #[tokio::test(flavor = "multi_thread")]
 async fn sample_rows_govern_what_prompts_show_within_the_context_budget() {
     let dir = workdir();
-    let rows: String = (0..60)
-        .map(|i| format!("region-{i},{},{}.5\n", i % 7, i % 11))
-        .collect();
+    let mut rows = String::new();
+    for i in 0..60 {
+        let _ = writeln!(rows, "region-{i},{},{}.5", i % 7, i % 11);
+    }
     std::fs::write(
         dir.path().join("sales.csv"),
         format!("region,qty,price\n{rows}"),

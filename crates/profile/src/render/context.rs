@@ -363,9 +363,10 @@ mod tests {
 
     #[test]
     fn fitted_contexts_show_the_rows_asked_for_within_the_budget() {
-        let rows: String = (0..50)
-            .map(|i| format!("{i},name-{i},{}\n", i * 7))
-            .collect();
+        let mut rows = String::new();
+        for i in 0..50 {
+            let _ = writeln!(rows, "{i},name-{i},{}", i * 7);
+        }
         let options = crate::ProfileOptions {
             sample_rows: 40,
             ..crate::ProfileOptions::default()
