@@ -247,7 +247,7 @@ pub(crate) struct SandboxArgs {
     cache: String,
     /// Try a sandbox step again up to N times when the machinery failed (the backend could not
     /// start, the Docker engine went away); a failing script or test is never retried. Each
-    /// retry is logged and recorded in result.json's `sandbox_retries`.
+    /// retry is logged (and by generate recorded in result.json's `sandbox_retries`).
     #[arg(long, value_name = "N", default_value_t = 0)]
     sandbox_retries: u32,
     /// The sandbox's Python: a version (`3.12`) found among the installed interpreters (pyenv,
