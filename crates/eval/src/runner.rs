@@ -206,6 +206,7 @@ async fn run_one(
         tests_see_code: options.tests_see_code,
         code_in_fences: options.code_in_fences,
         model: options.model.clone(),
+        ..GenerateOptions::default()
     };
     let started = Instant::now();
     let progress = |p: &Progress| on_event(&EvalEvent::Progress(p));

@@ -26,6 +26,7 @@ use crate::prompt::{TaskView, render};
 use crate::reclassify::mask_addresses;
 use crate::repairs::{fragment_repaired, script_repaired, tests_repaired};
 use crate::request::{Contract, IoType, OUTPUTS_DIR};
+use crate::retry::retrying;
 use crate::rundir::{
     EnvironmentRecord, GenerationResult, IterationRecord, RESULT_FORMAT_VERSION, RunDir, StepUsage,
 };
@@ -64,18 +65,15 @@ pub async fn generate(
 ) -> Result<GenerationResult, LoopError> {
     let started = Instant::now();
     // Everything that can be checked without a model is checked first.
-    if options.prompt.trim().is_empty() {
-        return Err(LoopError::InvalidRequest("the prompt is empty".to_owned()));
-    }
-    let contract = Contract::new(&options.inputs, &options.outputs, &options.samples)?;
+    let contract = options.check()?;
     let prompts = match &options.prompts_dir {
         Some(dir) => Prompts::with_overrides(dir)?,
         None => Prompts::embedded()?,
     };
     let sandbox = Sandbox::new(options.sandbox.backend);
     sandbox.check()?;
-    let python = autocoder_sandbox::PythonSpec::Default.command();
-    let interpreter = Interpreter::probe(&python).await?;
+    let python_spec = crate::options::python_spec(options.sandbox.python.as_deref()).await?;
+    let interpreter = Interpreter::probe(&python_spec.command()).await?;
     let run_dir = RunDir::create(&options.out_dir)?;
     let throwaway_cache = tempfile::tempdir_in(&options.out_dir).ok();
     let cache = env_cache(
@@ -88,6 +86,7 @@ pub async fn generate(
         &options.constraints,
         DataOptions {
             sample_rows: options.sample_rows,
+            shown: options.shown,
         },
         Some(client),
     )
@@ -122,6 +121,8 @@ pub async fn generate(
         iteration_tokens: Vec::new(),
         iteration_started: started,
         iteration_seconds: Vec::new(),
+        sandbox_retries: Vec::new(),
+        python_spec,
     };
     let mut session = Session::new(options.limits, &options.base_packages);
     let finish = loop {
@@ -239,6 +240,7 @@ impl Record<'_> {
             reason: finish.reason,
             error: finish.error,
             model: options.model.clone(),
+            name: options.name.clone(),
             plan: session.plan().cloned(),
             solution: session.code().unwrap_or_default().to_owned(),
             tests: session.tests().unwrap_or_default().to_owned(),
@@ -263,6 +265,14 @@ impl Record<'_> {
                     .as_ref()
                     .map(|e| e.resolved.clone())
                     .unwrap_or_default(),
+                python: options.sandbox.python.clone(),
+                env: options.sandbox.env_vars.iter().cloned().collect(),
+                secrets: options
+                    .sandbox
+                    .secrets
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .collect(),
             },
             schemas: data.schemas.clone(),
             data_context: data.text(),
@@ -282,6 +292,7 @@ impl Record<'_> {
             steps: usage_by_step(client),
             seconds: started.elapsed().as_secs_f64(),
             iterations,
+            sandbox_retries: driver.sandbox_retries.clone(),
         };
         run_dir.write("conftest.py", driver.conftest.as_bytes())?;
         if let Some(test) = &driver.contract_test {
@@ -491,6 +502,10 @@ struct Driver<'a> {
     iteration_tokens: Vec<u64>,
     iteration_started: Instant,
     iteration_seconds: Vec<f64>,
+    /// Sandbox steps tried again (`--sandbox-retries`).
+    sandbox_retries: Vec<crate::rundir::SandboxRetry>,
+    /// The interpreter environments are built on.
+    python_spec: autocoder_sandbox::PythonSpec,
 }
 
 impl Driver<'_> {
@@ -921,7 +936,9 @@ impl Driver<'_> {
 
     async fn prepare_once(&mut self, packages: &[String]) -> Result<Event, LoopError> {
         let system: Vec<&String> = self.system_packages.iter().collect();
-        let spec = EnvSpec::new(packages)?.with_system_packages(&system)?;
+        let spec = EnvSpec::new(packages)?
+            .with_system_packages(&system)?
+            .with_python(self.python_spec.clone());
         if self.options.sandbox.cache == CacheMode::Override {
             let id = spec.id(self.interpreter);
             let dir = self.cache.dir().join(&id.0);
@@ -936,7 +953,15 @@ impl Driver<'_> {
         match self.cache.ensure(&spec).await {
             Ok(env) => {
                 // Docker: the image with the system packages; host backends: check them.
-                self.sandbox.prepare(&env).await?;
+                let sandbox = self.sandbox;
+                retrying(
+                    self.options.sandbox.retries,
+                    "environment",
+                    &self.options.sandbox.secrets,
+                    &mut self.sandbox_retries,
+                    || sandbox.prepare(&env),
+                )
+                .await?;
                 self.env = Some(env);
                 Ok(Event::EnvironmentReady {
                     usage: crate::session::Usage::default(),
@@ -967,6 +992,9 @@ impl Driver<'_> {
         let mut spec = PytestSpec::new(env, files);
         spec.limits = self.options.sandbox.limits;
         spec.network = self.options.sandbox.network;
+        spec.run_name.clone_from(&self.options.name);
+        spec.env_vars = self.options.sandbox.env_vars.iter().cloned().collect();
+        spec.secrets.clone_from(&self.options.sandbox.secrets);
         spec.inputs = self
             .contract
             .inputs
@@ -989,7 +1017,15 @@ impl Driver<'_> {
             path: work.clone(),
             source,
         })?;
-        let report = self.sandbox.run_pytest(&spec, &work).await?;
+        let sandbox = self.sandbox;
+        let report = retrying(
+            self.options.sandbox.retries,
+            "run tests",
+            &self.options.sandbox.secrets,
+            &mut self.sandbox_retries,
+            || sandbox.run_pytest(&spec, &work),
+        )
+        .await?;
         let output = format!("{}{}", report.stdout, report.stderr);
         self.run_dir.write(
             &format!("iterations/{number}/test_output.txt"),

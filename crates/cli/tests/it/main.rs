@@ -13,6 +13,7 @@ mod formats;
 mod generate;
 mod human;
 mod pandera;
+mod params;
 mod policy;
 mod robustness;
 mod snapshots;

@@ -65,6 +65,45 @@ async fn openai_chat_sends_params_step_and_key() {
 }
 
 #[tokio::test]
+async fn extra_parameters_go_into_the_body_under_the_calls_own_fields() {
+    for model in ["openai/gpt-4.1", "anthropic/claude-sonnet-4-5"] {
+        let server = server(vec![Entry::step("greet", Reply::Text("Hi".into()))]).await;
+        let mut config = config(&server, model);
+        for (key, value) in [
+            ("reasoning_effort", json!("high")),
+            ("top_k", json!(40)),
+            ("temperature", json!(0.7)),
+            ("stop", json!(["NEVER"])),
+            ("model", json!("not-this-one")),
+        ] {
+            config.extra_body.insert(key.to_owned(), value);
+        }
+        let overrides = CallParams {
+            stop: vec!["END".into()],
+            ..CallParams::default()
+        };
+        client(config)
+            .chat("greet", &[Message::user("Hi")], &overrides)
+            .await
+            .unwrap();
+        let body = &server.requests()[0].body;
+        assert_eq!(body["reasoning_effort"], "high", "{model}");
+        assert_eq!(body["top_k"], 40, "{model}");
+        assert_eq!(
+            body["temperature"], 0.7,
+            "no call value: the extra one is sent"
+        );
+        let stop = if model.starts_with("openai") {
+            &body["stop"]
+        } else {
+            &body["stop_sequences"]
+        };
+        assert_eq!(stop, &json!(["END"]), "{model}: the call's own value wins");
+        assert_ne!(body["model"], "not-this-one", "{model}");
+    }
+}
+
+#[tokio::test]
 async fn anthropic_chat_uses_messages_api() {
     let server = server(vec![
         Entry::step("greet", Reply::Text("Hi there".into())).with_usage(20, 4),

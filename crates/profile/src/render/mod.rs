@@ -9,7 +9,7 @@ mod context;
 pub mod format;
 mod text;
 
-pub use context::{CONTEXT_BYTES_PER_TOKEN, context};
+pub use context::{CONTEXT_BYTES_PER_TOKEN, context, context_fitted};
 pub use text::text;
 
 #[cfg(test)]
