@@ -252,28 +252,7 @@ impl Record<'_> {
             packages: session.packages(),
             system_packages: driver.system_packages.iter().cloned().collect(),
             notes: driver.notes.clone(),
-            environment: EnvironmentRecord {
-                backend: options.sandbox.backend.name().to_owned(),
-                id: driver.env.as_ref().map(|e| e.id.to_string()),
-                image: driver
-                    .env
-                    .as_ref()
-                    .filter(|_| options.sandbox.backend == Backend::Docker)
-                    .map(autocoder_sandbox::docker_image_for),
-                resolved: driver
-                    .env
-                    .as_ref()
-                    .map(|e| e.resolved.clone())
-                    .unwrap_or_default(),
-                python: options.sandbox.python.clone(),
-                env: options.sandbox.env_vars.iter().cloned().collect(),
-                secrets: options
-                    .sandbox
-                    .secrets
-                    .iter()
-                    .map(|s| s.name.clone())
-                    .collect(),
-            },
+            environment: environment_record(options, driver),
             schemas: data.schemas.clone(),
             data_context: data.text(),
             inputs: contract.inputs.clone(),
@@ -300,6 +279,33 @@ impl Record<'_> {
         }
         run_dir.write_result(&result)?;
         Ok(result)
+    }
+}
+
+/// The environment part of `result.json`: backend, id, image, resolved versions, interpreter,
+/// recorded variables and the names (never the values) of secrets.
+fn environment_record(options: &GenerateOptions, driver: &Driver<'_>) -> EnvironmentRecord {
+    EnvironmentRecord {
+        backend: options.sandbox.backend.name().to_owned(),
+        id: driver.env.as_ref().map(|e| e.id.to_string()),
+        image: driver
+            .env
+            .as_ref()
+            .filter(|_| options.sandbox.backend == Backend::Docker)
+            .map(autocoder_sandbox::docker_image_for),
+        resolved: driver
+            .env
+            .as_ref()
+            .map(|e| e.resolved.clone())
+            .unwrap_or_default(),
+        python: options.sandbox.python.clone(),
+        env: options.sandbox.env_vars.iter().cloned().collect(),
+        secrets: options
+            .sandbox
+            .secrets
+            .iter()
+            .map(|s| s.name.clone())
+            .collect(),
     }
 }
 
