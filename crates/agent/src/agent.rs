@@ -59,6 +59,7 @@ pub async fn generate_agent(
     };
     let sandbox = Sandbox::new(request.sandbox.backend);
     sandbox.check()?;
+    let python = harness::python_spec(request.sandbox.python.as_deref()).await?;
     let run_dir = RunDir::create(&request.out_dir)?;
     let throwaway = tempfile_in(&request.out_dir, request.sandbox.cache);
     let cache = EnvCache::new(
@@ -73,6 +74,7 @@ pub async fn generate_agent(
         &request.constraints,
         DataOptions {
             sample_rows: request.sample_rows,
+            shown: request.shown,
         },
         Some(client),
     )
@@ -98,6 +100,9 @@ pub async fn generate_agent(
             cache,
             limits: request.sandbox.limits,
             env_vars: request.sandbox.env_vars.clone(),
+            secrets: request.sandbox.secrets.clone(),
+            run_name: request.name.clone(),
+            python,
             contract: contract.clone(),
             conftest: conftest.clone(),
             contract_test: contract_test.clone(),
@@ -121,14 +126,6 @@ pub async fn generate_agent(
         started,
     };
     let end = runner.run(&mut conversation, progress).await?;
-    progress(&Progress {
-        iteration: runner.turn,
-        step: "done",
-        elapsed_seconds: started.elapsed().as_secs(),
-        tokens: client.usage_total().usage.input_tokens + client.usage_total().usage.output_tokens,
-        last_run: None,
-        packages: runner.harness.packages.iter().cloned().collect(),
-    });
 
     let result = build_result(options, client, &runner, end, &contract, &data, started);
     run_dir.write("conftest.py", conftest.as_bytes())?;
@@ -195,6 +192,14 @@ fn build_result(
                 .filter(|_| request.sandbox.backend == Backend::Docker)
                 .map(autocoder_sandbox::docker_image_for),
             resolved: env.map(|e| e.resolved.clone()).unwrap_or_default(),
+            python: request.sandbox.python.clone(),
+            env: request.sandbox.env_vars.iter().cloned().collect(),
+            secrets: request
+                .sandbox
+                .secrets
+                .iter()
+                .map(|s| s.name.clone())
+                .collect(),
         },
         schemas: data.schemas.clone(),
         data_context: data.text(),
@@ -213,11 +218,14 @@ fn build_result(
         tokens: Usage {
             input_tokens: total.usage.input_tokens,
             output_tokens: total.usage.output_tokens,
+            cached_input_tokens: total.usage.cached_input_tokens,
         },
         model_calls: u32::try_from(total.calls).unwrap_or(u32::MAX),
         steps: harness::usage_by_step(client),
         seconds: started.elapsed().as_secs_f64(),
         iterations: Vec::new(),
+        name: request.name.clone(),
+        sandbox_retries: Vec::new(),
         tool_calls: Some(summary),
         agent_plan: runner.plan.clone(),
     }

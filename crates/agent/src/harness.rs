@@ -27,6 +27,9 @@ pub(crate) struct Harness {
     pub(crate) cache: EnvCache,
     pub(crate) limits: Limits,
     pub(crate) env_vars: Vec<(String, String)>,
+    pub(crate) secrets: Vec<autocoder_sandbox::Secret>,
+    pub(crate) run_name: Option<String>,
+    pub(crate) python: autocoder_sandbox::PythonSpec,
     pub(crate) contract: Contract,
     pub(crate) conftest: String,
     pub(crate) contract_test: Option<String>,
@@ -59,7 +62,9 @@ impl Harness {
         let mut all: Vec<String> = self.base_packages.clone();
         all.extend(self.packages.iter().cloned());
         let system: Vec<&String> = self.system_packages.iter().collect();
-        let spec = EnvSpec::new(&all)?.with_system_packages(&system)?;
+        let spec = EnvSpec::new(&all)?
+            .with_system_packages(&system)?
+            .with_python(self.python.clone());
         let env = self.cache.ensure(&spec).await?;
         self.sandbox.prepare(&env).await?;
         self.env = Some(env.clone());
@@ -140,6 +145,9 @@ impl Harness {
         }
         let mut spec = PytestSpec::new(env, files);
         spec.limits = self.limits;
+        spec.env_vars = self.env_vars.iter().cloned().collect();
+        spec.secrets.clone_from(&self.secrets);
+        spec.run_name.clone_from(&self.run_name);
         spec.inputs = autocoder_loop::harness::sample_inputs(&self.contract);
         spec.extra_args = args.to_vec();
         self.test_runs += 1;
@@ -187,6 +195,8 @@ impl Harness {
         let mut spec = RunSpec::new(env, &script, &dir.join("run"))?;
         spec.limits = self.limits;
         spec.env_vars = self.env_vars.iter().cloned().collect();
+        spec.secrets.clone_from(&self.secrets);
+        spec.run_name.clone_from(&self.run_name);
         spec.extra_args = args.to_vec();
         for input in &self.contract.inputs {
             if let (IoType::File, Some(sample)) = (input.ty, &input.sample) {

@@ -408,6 +408,7 @@ impl Runner<'_> {
                 spec.limits = self.harness.limits;
                 spec.limits.output_cap_bytes = SHELL_OUTPUT_CAP;
                 spec.env_vars = self.harness.env_vars.iter().cloned().collect();
+                spec.secrets.clone_from(&self.harness.secrets);
                 let outcome = match self.harness.sandbox.run_command(&spec).await {
                     Ok(outcome) => outcome,
                     Err(e @ SandboxError::BadInput { .. }) => return Ok(("error", e.to_string())),

@@ -61,3 +61,9 @@ pub fn task_view(options: &GenerateOptions, contract: &Contract, data: &DataCont
 pub fn usage_by_step(client: &LlmClient) -> BTreeMap<String, StepUsage> {
     crate::generate::usage_by_step(client)
 }
+
+/// The interpreter environments are built on for `--python` (a version found installed, or a
+/// path; the default without one).
+pub async fn python_spec(choice: Option<&str>) -> Result<autocoder_sandbox::PythonSpec, LoopError> {
+    crate::options::python_spec(choice).await
+}

@@ -22,6 +22,7 @@ pub mod prompt;
 pub mod reclassify;
 mod repairs;
 pub mod request;
+mod retry;
 pub mod run;
 pub mod rundir;
 mod schema_keys;

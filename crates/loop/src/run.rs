@@ -90,14 +90,23 @@ pub async fn run(
             .clone()
             .unwrap_or_else(EnvCache::default_dir),
     );
-    let spec = EnvSpec::new(&result.packages)?.with_system_packages(&result.system_packages)?;
+    let python = options
+        .sandbox
+        .python
+        .as_deref()
+        .or(result.environment.python.as_deref());
+    let spec = EnvSpec::new(&result.packages)?
+        .with_system_packages(&result.system_packages)?
+        .with_python(crate::options::python_spec(python).await?);
     let env = cache.ensure(&spec).await?;
     let script = run_dir.join("solution.py");
     let work = autocoder_sandbox::temp_dir("run")?;
     let mut spec = RunSpec::new(env, &script, work.path())?;
     spec.limits = options.sandbox.limits;
     spec.network = options.sandbox.network;
+    spec.run_name.clone_from(&result.name);
     spec.env_vars = options.sandbox.env_vars.iter().cloned().collect();
+    spec.secrets.clone_from(&options.sandbox.secrets);
     for input in &result.inputs {
         let value = match (options.overrides.get(&input.name), &input.sample) {
             (Some(text), _) => parse_input(&input.name, input.ty, text)?,
@@ -116,7 +125,15 @@ pub async fn run(
     for output in &result.outputs {
         spec = spec.output(&output.name, output.ty);
     }
-    let mut outcome = sandbox.run(&spec).await?;
+    let mut retries = Vec::new();
+    let mut outcome = crate::retry::retrying(
+        options.sandbox.retries,
+        "run",
+        &options.sandbox.secrets,
+        &mut retries,
+        || sandbox.run(&spec),
+    )
+    .await?;
     let destination = options
         .out_dir
         .clone()

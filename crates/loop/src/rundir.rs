@@ -12,6 +12,7 @@
 //!   requirements.txt       the environment, with resolved versions (name==version)
 //!   conversation.jsonl     every model request and response, in order
 //!   profiles/<name>.json   the profile of each sample
+//!   report.html            the samples' profiles as one page with charts and alerts
 //!   schemas/<name>.py      the Pandera module of each sample, checks included
 //!   iterations/<n>/        per test run: test_output.txt, routes.json (diagnoses), changes.json
 //! ```
@@ -40,6 +41,15 @@ pub struct EnvironmentRecord {
     pub image: Option<String>,
     /// Resolved distributions, `(name, version)`.
     pub resolved: Vec<(String, String)>,
+    /// The interpreter asked for with `--python` (a version or a path), which `run` uses again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
+    /// The environment variables given with `--env`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// The names of the secrets given with `--secret` (never their values).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<String>,
 }
 
 /// One test run and what followed it, as recorded in `result.json`.
@@ -62,6 +72,17 @@ pub struct IterationRecord {
     pub seconds: f64,
 }
 
+/// A sandbox step tried again after the machinery failed (`--sandbox-retries`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxRetry {
+    /// The step (`run tests`, `environment`).
+    pub step: String,
+    /// 1 for the first retry of this step.
+    pub retry: u32,
+    /// Why the attempt before it failed.
+    pub error: String,
+}
+
 /// What one pipeline step cost, over all its calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepUsage {
@@ -71,6 +92,9 @@ pub struct StepUsage {
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
+    /// Of the prompt tokens, those the provider's prompt cache served.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
     /// Seconds spent waiting for the model.
     pub seconds: f64,
 }
@@ -88,6 +112,9 @@ pub struct GenerationResult {
     pub error: Option<String>,
     /// The model used, as given (`openai/gpt-4.1`).
     pub model: String,
+    /// The run's name (`--name`), when it was given one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// The plan.
     pub plan: Option<Plan>,
     /// `solution.py`.
@@ -135,6 +162,9 @@ pub struct GenerationResult {
     pub seconds: f64,
     /// Per test run.
     pub iterations: Vec<IterationRecord>,
+    /// Sandbox steps tried again after the machinery failed, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_retries: Vec<SandboxRetry>,
     /// Agent mode (`generate --agent`): the tools the agent called, the commands the policy
     /// denied (with the reasons it was told) and the ones it intercepted; `None` for the pipeline.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -100,6 +100,8 @@ pub struct CommandSpec {
     pub limits: Limits,
     /// Environment variables on top of the fixed allow-list.
     pub env_vars: BTreeMap<String, String>,
+    /// Variables like `env_vars` whose values are masked in the captured output.
+    pub secrets: Vec<crate::Secret>,
 }
 
 impl CommandSpec {
@@ -118,6 +120,7 @@ impl CommandSpec {
             workspace: workspace.to_owned(),
             limits: Limits::default(),
             env_vars: BTreeMap::new(),
+            secrets: Vec::new(),
         }
     }
 }
@@ -196,6 +199,8 @@ impl Sandbox {
             limits: spec.limits,
             network: false,
             env_vars: spec.env_vars.clone(),
+            run_name: None,
+            secrets: spec.secrets.clone(),
         };
         tracing::debug!(steps = spec.steps.len(), workspace = %spec.workspace.display(), dir = WORK_DIR, "running a command");
         let outcome = self

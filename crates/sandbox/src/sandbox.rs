@@ -247,8 +247,20 @@ impl Sandbox {
         Ok(outcome)
     }
 
-    /// Runs a prepared invocation under `spec`'s environment, directories and limits.
+    /// Runs a prepared invocation under `spec`'s environment, directories and limits; the
+    /// secrets' values are masked in what it captured.
     pub(crate) async fn execute(
+        &self,
+        spec: &RunSpec,
+        inv: Invocation,
+    ) -> Result<RunOutcome, SandboxError> {
+        let mut outcome = self.execute_unmasked(spec, inv).await?;
+        crate::secrets::mask_in_place(&mut outcome.stdout, &spec.secrets);
+        crate::secrets::mask_in_place(&mut outcome.stderr, &spec.secrets);
+        Ok(outcome)
+    }
+
+    async fn execute_unmasked(
         &self,
         spec: &RunSpec,
         mut inv: Invocation,
@@ -309,6 +321,7 @@ impl Sandbox {
                 network: spec.network,
                 limits: *limits,
                 work_scratch: !inv.work_writable,
+                run_name: spec.run_name.as_deref(),
             };
             let (done, oom) = docker::run(&client, run).await?;
             RunOutcome {
@@ -388,6 +401,11 @@ fn sandbox_env(
     ];
     env.extend(inv.env.iter().cloned());
     env.extend(spec.env_vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+    env.extend(
+        spec.secrets
+            .iter()
+            .map(|s| (s.name.clone(), s.value().to_owned())),
+    );
     env
 }
 

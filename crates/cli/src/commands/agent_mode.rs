@@ -29,7 +29,7 @@ pub(crate) struct AgentArgs {
     /// Agent mode: the model's context window in tokens (default 8192 for local servers,
     /// 128000 otherwise); older turns are dropped to stay inside it.
     #[arg(long, value_name = "TOKENS", requires = "agent")]
-    context_tokens: Option<usize>,
+    context_window: Option<usize>,
     /// Agent mode: wall-clock limit of the whole run, in seconds.
     #[arg(
         long,
@@ -66,7 +66,7 @@ pub(crate) async fn generate(
     if let Some(name) = &args.tool_protocol {
         options.protocol = ToolProtocol::from_name(name).context("--tool-protocol")?;
     }
-    if let Some(tokens) = args.context_tokens {
+    if let Some(tokens) = args.context_window {
         options.context_tokens = tokens;
         options.tool_output_chars = output_chars_for(tokens);
     }

@@ -14,6 +14,7 @@ mod formats;
 mod generate;
 mod human;
 mod pandera;
+mod params;
 mod policy;
 mod robustness;
 mod snapshots;

@@ -7,6 +7,7 @@ mod docker;
 mod env;
 mod io;
 mod isolation;
+mod params;
 mod pytest;
 mod system;
 
