@@ -207,11 +207,14 @@ pub(crate) async fn create_removable(
         name: Some(name.to_owned()),
         ..Default::default()
     };
+    // Armed before the request: a run cancelled while the engine creates the container must
+    // still remove it (removing one that never came to be is a 404, taken as done).
+    let guard = Remover::new(docker, name);
     docker
         .create_container(Some(options), body)
         .await
         .map_err(|e| unavailable(format!("creating the {what} container failed: {e}")))?;
-    Ok(Remover::new(docker, name))
+    Ok(guard)
 }
 
 /// Removes the container when dropped (timeout, error, cancellation by Ctrl-C) unless disarmed.
@@ -304,6 +307,17 @@ pub(crate) async fn labelled_containers(docker: &Docker) -> Vec<(String, Option<
 
 /// Removes containers left by autocoder processes that no longer exist (killed before their
 /// cleanup could run), so no run leaves an orphan behind for long.
+/// Removes every container labelled as this process's: after a cancel, a create request the
+/// engine was still serving when the run was dropped leaves one that nothing tracks.
+pub(crate) async fn remove_own(docker: &Docker) {
+    let own = std::process::id();
+    for (id, pid) in labelled_containers(docker).await {
+        if pid == Some(own) {
+            remove(docker, &id).await;
+        }
+    }
+}
+
 async fn reap_orphans(docker: &Docker) {
     for (id, pid) in labelled_containers(docker).await {
         let alive = pid.is_some_and(|p| Path::new("/proc").join(p.to_string()).exists());
@@ -430,6 +444,8 @@ pub(crate) async fn run(
     let body = container_body(&run);
     reap_orphans(docker).await;
     let start = Instant::now();
+    // Armed before the request: see `create_removable`.
+    let mut guard = Remover::new(docker, &name);
     docker
         .create_container(
             Some(CreateContainerOptions {
@@ -440,7 +456,6 @@ pub(crate) async fn run(
         )
         .await
         .map_err(|e| unavailable(format!("creating the container failed: {e}")))?;
-    let mut guard = Remover::new(docker, &name);
     docker
         .start_container(
             &name,
