@@ -37,6 +37,7 @@ mod dialect;
 mod encoding;
 mod error;
 mod filter;
+mod formats;
 mod nulls;
 mod options;
 mod patterns;
@@ -54,6 +55,7 @@ mod table;
 mod temporal;
 
 pub use api::{profile_path, profile_paths, profile_reader};
+pub use autocoder_schema::FileFormat;
 pub use dialect::{Dialect, SNIFF_DELIMITERS, UTF8_BOM};
 pub use encoding::Encoding;
 pub use error::ProfileError;

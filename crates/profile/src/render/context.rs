@@ -86,21 +86,32 @@ pub fn context(profile: &Profile) -> String {
 
 fn render(profile: &Profile, detail: Detail) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Table `{}` ({}): {}, {}; delimiter {}, {}; missing values: {}.",
-        escape_controls(&profile.table_name(), &[]),
-        source(profile),
-        count(profile.rows, "row"),
-        count(profile.columns.len() as u64, "column"),
-        delimiter(profile.dialect),
-        if profile.dialect.has_header {
-            "header row"
-        } else {
-            "no header row"
-        },
-        nulls(profile)
-    );
+    if let Some(kind) = super::format::typed_kind(profile) {
+        let _ = writeln!(
+            out,
+            "Table `{}` ({}): {}, {}; {kind}; missing values: the file's own nulls.",
+            escape_controls(&profile.table_name(), &[]),
+            source(profile),
+            count(profile.rows, "row"),
+            count(profile.columns.len() as u64, "column"),
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Table `{}` ({}): {}, {}; delimiter {}, {}; missing values: {}.",
+            escape_controls(&profile.table_name(), &[]),
+            source(profile),
+            count(profile.rows, "row"),
+            count(profile.columns.len() as u64, "column"),
+            delimiter(profile.dialect),
+            if profile.dialect.has_header {
+                "header row"
+            } else {
+                "no header row"
+            },
+            nulls(profile)
+        );
+    }
     let bad = &profile.bad_rows;
     let _ = write!(out, "Duplicate rows: {}", profile.duplicate_rows);
     if !profile.duplicate_rows_exact {
@@ -122,6 +133,9 @@ fn render(profile: &Profile, detail: Detail) -> String {
 
 fn column_line(out: &mut String, c: &ColumnProfile, detail: Detail) {
     let _ = write!(out, "- {}: {}", escape_controls(&c.name, &[]), dtype(c));
+    if let Some(note) = &c.note {
+        let _ = write!(out, " ({note})");
+    }
     if c.dtype == DataType::Empty {
         let _ = writeln!(out, ", all {} missing", c.nulls);
         return;
