@@ -39,9 +39,21 @@ pub(crate) fn render_typed_reader(out: &mut String, table: &TableSchema, ident: 
                 .sheet
                 .as_deref()
                 .map_or_else(|| "0".to_owned(), python_str);
+            // As with `read_csv`: without dtypes, text such as `02134` is read as a number.
+            let dtypes: Vec<String> = table
+                .columns
+                .iter()
+                .filter(|c| c.note.is_none())
+                .filter_map(|c| {
+                    c.dtype
+                        .pandas_read_dtype()
+                        .map(|d| format!("{}: {}", python_str(&c.name), python_str(d)))
+                })
+                .collect();
             let _ = writeln!(
                 out,
-                "    frame = pd.read_excel(path, sheet_name={sheet}, engine=\"openpyxl\")"
+                "    frame = pd.read_excel(\n        path,\n        sheet_name={sheet},\n        engine=\"openpyxl\",\n        dtype={{{}}},\n    )",
+                dtypes.join(", ")
             );
         }
     }

@@ -241,7 +241,14 @@ fn each_record(path: &Path, format: FileFormat, each: &mut Each<'_>) -> Result<(
                     format!("expected a JSON object, found {}", kind(&other)),
                 ));
             }
-            Err(e) => return Err(json_error(&name, number, e.to_string())),
+            Err(e) => {
+                let mut detail = e.to_string();
+                // serde_json counts lines within the line; say the column only.
+                if let Some((d, _)) = detail.rsplit_once(" at line ") {
+                    detail = format!("{d} at column {}", e.column());
+                }
+                return Err(json_error(&name, number, detail));
+            }
         }
     }
 }

@@ -92,7 +92,7 @@ mod tests {
         };
         let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["b", "a", "c"]);
-        assert_eq!(entries[0].1, Value::Int(1));
+        assert_eq!(entries[0].1, Value::UInt(1));
         assert_eq!(
             entries[1].1,
             Value::Object(vec![
