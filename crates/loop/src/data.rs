@@ -12,7 +12,7 @@ use std::path::Path;
 use autocoder_constraints::{Outcome, apply_outcomes, evaluate_path, parse_rules};
 use autocoder_llm::LlmClient;
 use autocoder_profile::{Profile, ProfileOptions, SchemaOptions, profile_path};
-use autocoder_schema::{DataType, TableSchema, render_pandera};
+use autocoder_schema::{DataType, FileFormat, TableSchema, render_pandera};
 
 use crate::LoopError;
 use crate::output_rules::{RowKey, SampleColumns, about_an_output, one_row_per};
@@ -81,6 +81,8 @@ struct Tabular {
     index: usize,
     path: std::path::PathBuf,
     schema: TableSchema,
+    /// The sample's format: rules are counted on CSV samples only (the evaluator scans CSV).
+    format: FileFormat,
 }
 
 /// The median of each numeric column of a profile.
@@ -119,6 +121,7 @@ pub async fn build(
                 .map_err(|err| LoopError::Data(format!("profiling {}: {err}", sample.display())))?;
         let mut numeric_columns = Vec::new();
         let mut medians = BTreeMap::new();
+        let mut format = FileFormat::Csv;
         let view_context = match profiled {
             Ok(profile) => {
                 let mut schema = profile.schema(&SchemaOptions::default());
@@ -131,11 +134,13 @@ pub async fn build(
                     .collect();
                 medians = numeric_medians(&profile);
                 let text = autocoder_profile::render::context(&profile);
+                format = profile.format;
                 context.profiles.insert(input.name.clone(), profile);
                 tables.push(Tabular {
                     index: context.datasets.len(),
                     path: sample.clone(),
                     schema,
+                    format,
                 });
                 text
             }
@@ -150,7 +155,12 @@ pub async fn build(
             context: view_context,
             checks: Vec::new(),
             file_name: mount.rsplit('/').next().unwrap_or(mount).to_owned(),
-            first_lines: first_lines(sample, FIRST_LINES),
+            // Lines of a Parquet, JSON or Excel sample are no CSV a test could copy.
+            first_lines: if format == FileFormat::Csv {
+                first_lines(sample, FIRST_LINES)
+            } else {
+                Vec::new()
+            },
             numeric_columns,
             medians,
         });
@@ -170,6 +180,24 @@ pub async fn build(
             .iter()
             .filter_map(|o| o.constraint().cloned())
             .collect();
+        if table.format != FileFormat::Csv {
+            // The evaluator scans CSV: on other samples the checks are stated, not counted.
+            let dataset = &mut context.datasets[table.index];
+            for outcome in &mine {
+                dataset.checks.push(CheckView {
+                    text: format!(
+                        "{} (not counted on this {} sample)",
+                        outcome.rule(),
+                        table.format
+                    ),
+                    violations: 0,
+                });
+            }
+            context
+                .schemas
+                .insert(table.schema.name.clone(), render_pandera(&table.schema));
+            continue;
+        }
         let results = evaluate_path(&table.path, &table.schema, &constraints)
             .map_err(|err| LoopError::Data(err.to_string()))?;
         let dataset = &mut context.datasets[table.index];
@@ -203,8 +231,10 @@ fn rules_left_as_text(
     datasets: &[DatasetView],
     outputs: &[Output],
 ) -> (Vec<RuleView>, Vec<RowKey>) {
+    // The harness reads the sample's keys with `csv.DictReader`: CSV samples only.
     let samples: Vec<SampleColumns<'_>> = tables
         .iter()
+        .filter(|table| table.format == FileFormat::Csv)
         .map(|table| SampleColumns {
             name: &datasets[table.index].name,
             mount: &datasets[table.index].path,
@@ -461,5 +491,43 @@ mod tests {
         for id in ["C11,", "C12,", "C13,"] {
             assert!(shown.iter().any(|l| l.starts_with(id)), "{shown:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_json_lines_sample_gets_its_profile_mount_and_reader_but_no_csv_lines() {
+        use crate::request::{Contract, Sample};
+        let dir = tempfile::tempdir().unwrap();
+        let events = dir.path().join("events.jsonl");
+        std::fs::write(
+            &events,
+            "{\"id\": 1, \"amount\": 2.5, \"user\": {\"name\": \"a\"}}\n\
+             {\"id\": 2, \"amount\": -1.0, \"user\": {\"name\": \"b\"}}\n",
+        )
+        .unwrap();
+        let samples = [Sample {
+            name: "events".into(),
+            path: events,
+        }];
+        let contract = Contract::new(&[], &[], &samples).unwrap();
+        let rules = ["amount must be positive".to_owned()];
+        let context = super::build(&contract, &rules, super::DataOptions::default(), None)
+            .await
+            .unwrap();
+        let profile = &context.profiles["events"];
+        assert_eq!(profile.format, autocoder_schema::FileFormat::Jsonl);
+        let names: Vec<&str> = profile.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["id", "amount", "user.name"]);
+        let view = &context.datasets[0];
+        assert!(view.path.ends_with("/events.jsonl"), "{}", view.path);
+        assert!(view.context.contains("JSON Lines"), "{}", view.context);
+        assert!(view.first_lines.is_empty(), "{:?}", view.first_lines);
+        assert_eq!(view.checks.len(), 1);
+        assert!(
+            view.checks[0]
+                .text
+                .contains("not counted on this jsonl sample")
+        );
+        let module = &context.schemas["events"];
+        assert!(module.contains("pd.json_normalize(records)"), "{module}");
     }
 }

@@ -126,7 +126,16 @@ pub async fn generate(
         iteration_started: started,
         iteration_seconds: Vec::new(),
     };
-    let mut session = Session::new(options.limits, &options.base_packages);
+    // Reading a Parquet, Arrow or Excel sample needs its reader in the script's environment.
+    let mut base_packages = options.base_packages.clone();
+    for profile in data.profiles.values() {
+        for package in profile.format.python_packages() {
+            if !base_packages.iter().any(|p| p == package) {
+                base_packages.push((*package).to_owned());
+            }
+        }
+    }
+    let mut session = Session::new(options.limits, &base_packages);
     let finish = loop {
         let action = session.next_action();
         progress(&Progress {
