@@ -121,7 +121,6 @@ pub async fn build(
                 .map_err(|err| LoopError::Data(format!("profiling {}: {err}", sample.display())))?;
         let mut numeric_columns = Vec::new();
         let mut medians = BTreeMap::new();
-        let mut format = FileFormat::Csv;
         let view_context = match profiled {
             Ok(profile) => {
                 let mut schema = profile.schema(&SchemaOptions::default());
@@ -134,14 +133,13 @@ pub async fn build(
                     .collect();
                 medians = numeric_medians(&profile);
                 let text = autocoder_profile::render::context(&profile);
-                format = profile.format;
-                context.profiles.insert(input.name.clone(), profile);
                 tables.push(Tabular {
                     index: context.datasets.len(),
                     path: sample.clone(),
                     schema,
-                    format,
+                    format: profile.format,
                 });
+                context.profiles.insert(input.name.clone(), profile);
                 text
             }
             Err(err) => {
@@ -155,12 +153,7 @@ pub async fn build(
             context: view_context,
             checks: Vec::new(),
             file_name: mount.rsplit('/').next().unwrap_or(mount).to_owned(),
-            // Lines of a Parquet, JSON or Excel sample are no CSV a test could copy.
-            first_lines: if format == FileFormat::Csv {
-                first_lines(sample, FIRST_LINES)
-            } else {
-                Vec::new()
-            },
+            first_lines: copyable_lines(sample, context.profiles.get(&input.name)),
             numeric_columns,
             medians,
         });
@@ -181,21 +174,9 @@ pub async fn build(
             .filter_map(|o| o.constraint().cloned())
             .collect();
         if table.format != FileFormat::Csv {
-            // The evaluator scans CSV: on other samples the checks are stated, not counted.
-            let dataset = &mut context.datasets[table.index];
-            for outcome in &mine {
-                dataset.checks.push(CheckView {
-                    text: format!(
-                        "{} (not counted on this {} sample)",
-                        outcome.rule(),
-                        table.format
-                    ),
-                    violations: 0,
-                });
-            }
-            context
-                .schemas
-                .insert(table.schema.name.clone(), render_pandera(&table.schema));
+            stated_not_counted(&mut context.datasets[table.index], &mine, table.format);
+            let module = render_pandera(&table.schema);
+            context.schemas.insert(table.schema.name.clone(), module);
             continue;
         }
         let results = evaluate_path(&table.path, &table.schema, &constraints)
@@ -356,6 +337,27 @@ fn most_relevant(rule: &str, tables: &[Tabular]) -> usize {
         }
     }
     best
+}
+
+/// The sample's first lines for a test to copy: CSV only (lines of a Parquet, JSON or Excel
+/// sample are no CSV a test could copy).
+fn copyable_lines(sample: &Path, profile: Option<&Profile>) -> Vec<String> {
+    if profile.is_none_or(|p| p.format == FileFormat::Csv) {
+        first_lines(sample, FIRST_LINES)
+    } else {
+        Vec::new()
+    }
+}
+
+/// The rules applied to a sample that is not CSV, stated without a count: the evaluator scans
+/// CSV.
+fn stated_not_counted(dataset: &mut DatasetView, applied: &[Outcome], format: FileFormat) {
+    for outcome in applied {
+        dataset.checks.push(CheckView {
+            text: format!("{} (not counted on this {format} sample)", outcome.rule()),
+            violations: 0,
+        });
+    }
 }
 
 /// How many lines of a sample (header included) tests are shown to copy.

@@ -53,6 +53,20 @@ pub struct Progress {
     pub packages: Vec<String>,
 }
 
+/// The packages always installed, and the reader of each sample's format (`pyarrow` for a
+/// Parquet or Arrow sample, `openpyxl` for Excel): the script needs them to read its input.
+fn base_packages(options: &GenerateOptions, data: &data::DataContext) -> Vec<String> {
+    let mut packages = options.base_packages.clone();
+    for profile in data.profiles.values() {
+        for package in profile.format.python_packages() {
+            if !packages.iter().any(|p| p == package) {
+                packages.push((*package).to_owned());
+            }
+        }
+    }
+    packages
+}
+
 /// Generates a tested script. The client should log its conversation into the run directory
 /// (`LlmConfig::conversation_log = out_dir/conversation.jsonl`). A generation that ends without
 /// passing tests is `Ok` with `success: false`; errors are requests that cannot start, a model
@@ -126,16 +140,7 @@ pub async fn generate(
         iteration_started: started,
         iteration_seconds: Vec::new(),
     };
-    // Reading a Parquet, Arrow or Excel sample needs its reader in the script's environment.
-    let mut base_packages = options.base_packages.clone();
-    for profile in data.profiles.values() {
-        for package in profile.format.python_packages() {
-            if !base_packages.iter().any(|p| p == package) {
-                base_packages.push((*package).to_owned());
-            }
-        }
-    }
-    let mut session = Session::new(options.limits, &base_packages);
+    let mut session = Session::new(options.limits, &base_packages(options, &data));
     let finish = loop {
         let action = session.next_action();
         progress(&Progress {

@@ -265,8 +265,18 @@ mod tests {
             comment: Some(b'#'),
             encoding: Encoding::for_label("cp1252"),
             max_record_mb: 1,
+            input_format: Some(FileFormat::Xlsx),
+            sheet: Some("orders".to_owned()),
         };
         let options = args.options();
+        assert_eq!(options.input_format, Some(FileFormat::Xlsx));
+        assert_eq!(options.sheet.as_deref(), Some("orders"));
+        assert_eq!(parse_input_format("NDJSON"), Ok(FileFormat::Jsonl));
+        assert!(
+            parse_input_format("orc")
+                .unwrap_err()
+                .contains("csv, parquet, arrow")
+        );
         assert_eq!(options.sample_rows, 5);
         assert_eq!(options.seed, 9);
         assert_eq!(options.threads, 1);

@@ -363,15 +363,12 @@ fn values(array: &dyn Array, parents_null: &dyn Fn(usize) -> bool, out: &mut Tex
         }
         DataType::Time64(unit) => {
             each(out, &|r, s| {
-                let (secs, nanos) = match unit {
-                    TimeUnit::Nanosecond => {
-                        let v = array.as_primitive::<Time64NanosecondType>().value(r);
-                        (v / 1_000_000_000, v % 1_000_000_000)
-                    }
-                    _ => {
-                        let v = array.as_primitive::<Time64MicrosecondType>().value(r);
-                        (v / 1_000_000, (v % 1_000_000) * 1000)
-                    }
+                let (secs, nanos) = if *unit == TimeUnit::Nanosecond {
+                    let v = array.as_primitive::<Time64NanosecondType>().value(r);
+                    (v / 1_000_000_000, v % 1_000_000_000)
+                } else {
+                    let v = array.as_primitive::<Time64MicrosecondType>().value(r);
+                    (v / 1_000_000, (v % 1_000_000) * 1000)
                 };
                 time_of_day(secs, nanos, s)
             });

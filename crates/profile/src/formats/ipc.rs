@@ -30,7 +30,7 @@ pub(crate) fn profile(
     let corrupt = |error: String| super::corrupt(&name, FileFormat::Arrow, error);
     let open = || File::open(path).map_err(|e| ProfileError::io(path, e));
     let file = open()?;
-    let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let total_bytes = file.metadata().map_or(0, |m| m.len());
     let (schema, batches): (_, Batches) = match FileReader::try_new(file, None) {
         Ok(reader) => (reader.schema(), Box::new(reader)),
         Err(file_error) => match StreamReader::try_new(BufReader::new(open()?), None) {

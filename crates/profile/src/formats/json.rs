@@ -69,7 +69,7 @@ pub(crate) fn profile(
             let mut batch = new_batch(width, 1);
             let mut cells: Vec<Option<String>> = vec![None; width];
             let result = each_record(path, format, &mut |record, line| {
-                cells.iter_mut().for_each(|c| *c = None);
+                cells.fill(None);
                 fill(record, "", index, &mut cells);
                 for (column, cell) in batch.columns.iter_mut().zip(&mut cells) {
                     match cell.take() {
@@ -95,8 +95,8 @@ pub(crate) fn profile(
                 Ok(()) if batch.rows > 0 => {
                     let _ = tx.send(Ok(batch));
                 }
-                Ok(()) => {}
-                Err(ProfileError::Worker { .. }) => {}
+                // `Worker`: the profiling side stopped listening (it failed, and says why).
+                Ok(()) | Err(ProfileError::Worker { .. }) => {}
                 Err(e) => {
                     let _ = tx.send(Err(e));
                 }
@@ -146,14 +146,13 @@ impl Found {
                 self.add(inner, &format!("{name}."));
                 continue;
             }
-            let i = match self.seen.get(&name) {
-                Some(&i) => i,
-                None => {
-                    self.order.push(name.clone());
-                    self.lists.push(false);
-                    self.seen.insert(name, self.order.len() - 1);
-                    self.order.len() - 1
-                }
+            let i = if let Some(&i) = self.seen.get(&name) {
+                i
+            } else {
+                self.order.push(name.clone());
+                self.lists.push(false);
+                self.seen.insert(name, self.order.len() - 1);
+                self.order.len() - 1
             };
             if matches!(value, Value::Array(_)) {
                 self.lists[i] = true;
@@ -185,8 +184,7 @@ fn cell(value: &Value) -> Option<String> {
         Value::Bool(b) => Some(if *b { "True" } else { "False" }.to_owned()),
         Value::Int(i) => Some(itoa::Buffer::new().format(*i).to_owned()),
         Value::UInt(u) => Some(itoa::Buffer::new().format(*u).to_owned()),
-        Value::Float(f) if f.is_finite() => Some(ryu::Buffer::new().format_finite(*f).to_owned()),
-        Value::Float(_) => None,
+        Value::Float(f) => Some(ryu::Buffer::new().format(*f).to_owned()),
         Value::String(s) => Some(s.clone()),
         Value::Array(n) => Some(n.to_string()),
         Value::Object(_) => Some("{}".to_owned()),

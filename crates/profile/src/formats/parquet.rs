@@ -29,7 +29,7 @@ pub(crate) fn profile(
 ) -> Result<Profile, ProfileError> {
     let name = path_name(path);
     let file = File::open(path).map_err(|e| ProfileError::io(path, e))?;
-    let total_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let total_bytes = file.metadata().map_or(0, |m| m.len());
     let corrupt = |error: String| super::corrupt(&name, FileFormat::Parquet, error);
     let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
         .map_err(|e| corrupt(e.to_string()))?;

@@ -169,11 +169,7 @@ fn cell(data: &Data, out: &mut String) -> bool {
             out.push_str(if *b { "True" } else { "False" });
             true
         }
-        Data::String(s) => {
-            out.push_str(s);
-            true
-        }
-        Data::DateTimeIso(s) | Data::DurationIso(s) => {
+        Data::String(s) | Data::DateTimeIso(s) | Data::DurationIso(s) => {
             out.push_str(s);
             true
         }

@@ -131,11 +131,17 @@ fn render(profile: &Profile, detail: Detail) -> String {
     out
 }
 
-fn column_line(out: &mut String, c: &ColumnProfile, detail: Detail) {
-    let _ = write!(out, "- {}: {}", escape_controls(&c.name, &[]), dtype(c));
-    if let Some(note) = &c.note {
-        let _ = write!(out, " ({note})");
+/// `name: dtype`, and what the profile cannot express about the column (a list's length).
+fn name_and_type(c: &ColumnProfile) -> String {
+    let name = escape_controls(&c.name, &[]);
+    match &c.note {
+        Some(note) => format!("{name}: {} ({note})", dtype(c)),
+        None => format!("{name}: {}", dtype(c)),
     }
+}
+
+fn column_line(out: &mut String, c: &ColumnProfile, detail: Detail) {
+    let _ = write!(out, "- {}", name_and_type(c));
     if c.dtype == DataType::Empty {
         let _ = writeln!(out, ", all {} missing", c.nulls);
         return;

@@ -158,6 +158,16 @@ fn aligned(out: &mut String, rows: &[Vec<String>], indent: &str) {
     }
 }
 
+/// The type a typed file declares for the column, and what the profile cannot express.
+fn stored_as(out: &mut String, c: &ColumnProfile) {
+    if let Some(t) = &c.source_type {
+        let _ = writeln!(out, "  stored as {t}");
+    }
+    if let Some(note) = &c.note {
+        let _ = writeln!(out, "  {note}");
+    }
+}
+
 fn details(out: &mut String, c: &ColumnProfile) {
     let _ = writeln!(
         out,
@@ -166,12 +176,7 @@ fn details(out: &mut String, c: &ColumnProfile) {
         dtype(c),
         if c.nullable { ", nullable" } else { "" }
     );
-    if let Some(t) = &c.source_type {
-        let _ = writeln!(out, "  stored as {t}");
-    }
-    if let Some(note) = &c.note {
-        let _ = writeln!(out, "  {note}");
-    }
+    stored_as(out, c);
     let _ = writeln!(
         out,
         "  values {}, nulls {}, distinct {}{}",

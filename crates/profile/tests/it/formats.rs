@@ -142,6 +142,7 @@ fn agrees_with_pandas(path: &Path, p: &Profile, dir: &tempfile::TempDir) {
 
 #[test]
 fn parquet_and_arrow_files_profile_like_pandas_reads_them() {
+    use DataType::{Boolean, Date, Datetime, Float, Integer, String};
     let dir = write_files();
     let base = profile(&dir.path().join("data_snappy.parquet"));
     assert_eq!(base.format, FileFormat::Parquet);
@@ -163,7 +164,6 @@ fn parquet_and_arrow_files_profile_like_pandas_reads_them() {
         ]
     );
     let dtypes: Vec<DataType> = base.columns.iter().map(|c| c.dtype).collect();
-    use DataType::{Boolean, Date, Datetime, Float, Integer, String};
     assert_eq!(
         dtypes,
         [
