@@ -1,9 +1,9 @@
 //! Excel workbooks (`.xlsx`) with `calamine`: the first sheet, or the one named; the first row
-//! is the header (named as `pandas.read_excel` names it), and cells become text the way pandas
-//! would write them, text cells that pandas reads as missing (`NA`, `n/a`, ...) missing
-//! (whole numbers without `.0`, dates as `YYYY-MM-DD`, datetimes as
-//! `YYYY-MM-DD HH:MM:SS`). Memory: the sheet's cells (an Excel sheet has at most 1,048,576
-//! rows), plus `2 × threads` batches of rows in flight.
+//! is the header (named as `pandas.read_excel` names it). Cells become text the way pandas would
+//! write them (whole numbers without `.0`, dates as `YYYY-MM-DD`, datetimes as
+//! `YYYY-MM-DD HH:MM:SS`), and text cells that `read_excel` reads as missing (`NA`, `n/a`, ...)
+//! are missing. Memory: the sheet's cells (an Excel sheet has at most 1,048,576 rows), plus
+//! `2 × threads` batches of rows in flight.
 
 use std::collections::HashMap;
 use std::path::Path;
