@@ -6,6 +6,7 @@
 //! format's own nulls (never the text `NA`).
 
 mod arrow_text;
+mod arrow_values;
 mod detect;
 mod ipc;
 mod json;
