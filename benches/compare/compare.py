@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Time `autocoder profile --format json` against DuckDB SUMMARIZE and polars on one CSV file.
+"""Time `autocoder profile --format json` against DuckDB SUMMARIZE and polars on one CSV file
+(or one Parquet file: a `.parquet` path is read with `read_parquet` / `scan_parquet`).
 
 Every tool runs as its own child process on a warm page cache; wall time comes from
 `time.perf_counter` around the child, peak RSS from GNU time (`/usr/bin/time -f %M`).
@@ -8,7 +9,7 @@ peak RSS. The load average before and after is printed: other processes skew the
 Ratios are the tool's wall time (and CPU time, user + system, which other load skews less)
 over autocoder's: above 1 means autocoder is faster.
 
-Usage: compare.py CSV --autocoder PATH [--repeat 3] [--json OUT]
+Usage: compare.py FILE --autocoder PATH [--repeat 3] [--json OUT] [--skip-polars]
 """
 
 import argparse
@@ -87,8 +88,16 @@ def main() -> int:
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--skip-baselines", action="store_true",
                         help="skip the bare row counts (DuckDB count(*), polars len)")
+    parser.add_argument("--skip-polars", action="store_true", help="leave polars out")
     args = parser.parse_args()
     py = sys.executable
+    if args.csv.endswith(".parquet"):
+        global DUCKDB_SUMMARIZE, DUCKDB_COUNT, POLARS_DESCRIBE, POLARS_COUNT
+        DUCKDB_SUMMARIZE, DUCKDB_COUNT = (q.replace("read_csv", "read_parquet")
+                                          for q in (DUCKDB_SUMMARIZE, DUCKDB_COUNT))
+        POLARS_DESCRIBE, POLARS_COUNT = (q.replace("scan_csv(sys.argv[1], infer_schema_length=10000)",
+                                                   "scan_parquet(sys.argv[1])")
+                                         for q in (POLARS_DESCRIBE, POLARS_COUNT))
     tools = [
         ("autocoder profile --format json", [args.autocoder, "profile", "--quiet", "--format", "json", args.csv]),
         ("duckdb SUMMARIZE", [py, "-c", DUCKDB_SUMMARIZE, args.csv]),
@@ -99,6 +108,8 @@ def main() -> int:
             ("duckdb count(*) (bare parse)", [py, "-c", DUCKDB_COUNT, args.csv]),
             ("polars len (bare parse)", [py, "-c", POLARS_COUNT, args.csv]),
         ]
+    if args.skip_polars:
+        tools = [t for t in tools if not t[0].startswith("polars")]
     size = os.path.getsize(args.csv)
     print(f"file: {args.csv} ({size / 2**20:.0f} MiB), cores: {os.cpu_count()}, "
           f"runs per tool: {args.repeat}, load average {os.getloadavg()[0]:.2f}", flush=True)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Times `autocoder profile --format json` against DuckDB SUMMARIZE and polars on a ~1 GB mixed CSV.
 #
-#   benches/compare/compare.sh [--size-mb N] [--repeat N] [--data DIR]
+#   benches/compare/compare.sh [--size-mb N] [--repeat N] [--data DIR] [--parquet]
 #
 # Builds autocoder in release mode, creates a venv with the pinned duckdb and polars
 # (benches/compare/requirements.txt) under target/bench-python, writes the CSV once with
 # gen_csv.py into DIR (default target/bench-data, never committed), then runs compare.py.
+# --parquet writes a mixed Parquet file with gen_parquet.py instead (pyarrow, numpy).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 source "$HERE/../../scripts/bootstrap.sh"
@@ -13,11 +14,13 @@ source "$HERE/../../scripts/bootstrap.sh"
 size_mb=1024
 repeat=3
 data_dir="$ROOT/target/bench-data"
+parquet=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --size-mb) size_mb="$2"; shift 2 ;;
     --repeat) repeat="$2"; shift 2 ;;
     --data) data_dir="$2"; shift 2 ;;
+    --parquet) parquet=1; shift ;;
     *) say "unknown argument: $1"; exit 2 ;;
   esac
 done
@@ -49,6 +52,16 @@ bin="${CARGO_TARGET_DIR:-$ROOT/target}/release/autocoder"
 stages="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/stages"
 
 mkdir -p "$data_dir"
+if [ "$parquet" = 1 ]; then
+  file="$data_dir/mixed-${size_mb}m.parquet"
+  if [ ! -s "$file" ]; then
+    say "writing $file"
+    "$venv/bin/python" "$HERE/gen_parquet.py" "$file" --size-mb "$size_mb"
+  fi
+  "$venv/bin/python" "$HERE/compare.py" "$file" --autocoder "$bin" --repeat "$repeat" \
+    --json "$data_dir/compare-${size_mb}m-parquet.json"
+  exit 0
+fi
 csv="$data_dir/mixed-${size_mb}m.csv"
 if [ ! -s "$csv" ]; then
   say "writing $csv"

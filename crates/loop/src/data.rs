@@ -12,7 +12,7 @@ use std::path::Path;
 use autocoder_constraints::{Outcome, apply_outcomes, evaluate_path, parse_rules};
 use autocoder_llm::LlmClient;
 use autocoder_profile::{Profile, ProfileOptions, SchemaOptions, profile_path};
-use autocoder_schema::{DataType, TableSchema, render_pandera};
+use autocoder_schema::{DataType, FileFormat, TableSchema, render_pandera};
 
 use crate::LoopError;
 use crate::output_rules::{RowKey, SampleColumns, about_an_output, one_row_per};
@@ -97,6 +97,8 @@ struct Tabular {
     index: usize,
     path: std::path::PathBuf,
     schema: TableSchema,
+    /// The sample's format: rules are counted on CSV samples only (the evaluator scans CSV).
+    format: FileFormat,
 }
 
 /// The median of each numeric column of a profile.
@@ -125,6 +127,22 @@ fn prompt_context(profile: &Profile, shown: Option<Shown>, samples: usize) -> St
     }
 }
 
+/// Profiles one sample off the async threads: `Err` only if the profiling task itself died; a
+/// file that is not a table is the inner `Err`.
+async fn profile_sample(
+    sample: &Path,
+    sample_rows: usize,
+) -> Result<Result<Profile, autocoder_profile::ProfileError>, LoopError> {
+    let profile_options = ProfileOptions {
+        sample_rows,
+        ..ProfileOptions::default()
+    };
+    let path = sample.to_path_buf();
+    tokio::task::spawn_blocking(move || profile_path(&path, &profile_options, &|_, _| {}))
+        .await
+        .map_err(|err| LoopError::Data(format!("profiling {}: {err}", sample.display())))
+}
+
 /// Profiles the contract's samples and applies `rules` to them.
 pub async fn build(
     contract: &Contract,
@@ -143,15 +161,7 @@ pub async fn build(
         let (Some(sample), Some(mount)) = (&input.sample, &input.mount) else {
             continue;
         };
-        let profile_options = ProfileOptions {
-            sample_rows: options.sample_rows,
-            ..ProfileOptions::default()
-        };
-        let path = sample.clone();
-        let profiled =
-            tokio::task::spawn_blocking(move || profile_path(&path, &profile_options, &|_, _| {}))
-                .await
-                .map_err(|err| LoopError::Data(format!("profiling {}: {err}", sample.display())))?;
+        let profiled = profile_sample(sample, options.sample_rows).await?;
         let mut numeric_columns = Vec::new();
         let mut medians = BTreeMap::new();
         let view_context = match profiled {
@@ -166,12 +176,13 @@ pub async fn build(
                     .collect();
                 medians = numeric_medians(&profile);
                 let text = prompt_context(&profile, options.shown, samples);
-                context.profiles.insert(input.name.clone(), profile);
                 tables.push(Tabular {
                     index: context.datasets.len(),
                     path: sample.clone(),
                     schema,
+                    format: profile.format,
                 });
+                context.profiles.insert(input.name.clone(), profile);
                 text
             }
             Err(err) => {
@@ -185,7 +196,7 @@ pub async fn build(
             context: view_context,
             checks: Vec::new(),
             file_name: mount.rsplit('/').next().unwrap_or(mount).to_owned(),
-            first_lines: first_lines(sample, FIRST_LINES),
+            first_lines: copyable_lines(sample, context.profiles.get(&input.name)),
             numeric_columns,
             medians,
         });
@@ -205,6 +216,12 @@ pub async fn build(
             .iter()
             .filter_map(|o| o.constraint().cloned())
             .collect();
+        if table.format != FileFormat::Csv {
+            stated_not_counted(&mut context.datasets[table.index], &mine, table.format);
+            let module = render_pandera(&table.schema);
+            context.schemas.insert(table.schema.name.clone(), module);
+            continue;
+        }
         let results = evaluate_path(&table.path, &table.schema, &constraints)
             .map_err(|err| LoopError::Data(err.to_string()))?;
         let dataset = &mut context.datasets[table.index];
@@ -238,8 +255,10 @@ fn rules_left_as_text(
     datasets: &[DatasetView],
     outputs: &[Output],
 ) -> (Vec<RuleView>, Vec<RowKey>) {
+    // The harness reads the sample's keys with `csv.DictReader`: CSV samples only.
     let samples: Vec<SampleColumns<'_>> = tables
         .iter()
+        .filter(|table| table.format == FileFormat::Csv)
         .map(|table| SampleColumns {
             name: &datasets[table.index].name,
             mount: &datasets[table.index].path,
@@ -361,6 +380,27 @@ fn most_relevant(rule: &str, tables: &[Tabular]) -> usize {
         }
     }
     best
+}
+
+/// The sample's first lines for a test to copy: CSV only (lines of a Parquet, JSON or Excel
+/// sample are no CSV a test could copy).
+fn copyable_lines(sample: &Path, profile: Option<&Profile>) -> Vec<String> {
+    if profile.is_none_or(|p| p.format == FileFormat::Csv) {
+        first_lines(sample, FIRST_LINES)
+    } else {
+        Vec::new()
+    }
+}
+
+/// The rules applied to a sample that is not CSV, stated without a count: the evaluator scans
+/// CSV.
+fn stated_not_counted(dataset: &mut DatasetView, applied: &[Outcome], format: FileFormat) {
+    for outcome in applied {
+        dataset.checks.push(CheckView {
+            text: format!("{} (not counted on this {format} sample)", outcome.rule()),
+            violations: 0,
+        });
+    }
 }
 
 /// How many lines of a sample (header included) tests are shown to copy.
@@ -496,5 +536,43 @@ mod tests {
         for id in ["C11,", "C12,", "C13,"] {
             assert!(shown.iter().any(|l| l.starts_with(id)), "{shown:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_json_lines_sample_gets_its_profile_mount_and_reader_but_no_csv_lines() {
+        use crate::request::{Contract, Sample};
+        let dir = tempfile::tempdir().unwrap();
+        let events = dir.path().join("events.jsonl");
+        std::fs::write(
+            &events,
+            "{\"id\": 1, \"amount\": 2.5, \"user\": {\"name\": \"a\"}}\n\
+             {\"id\": 2, \"amount\": -1.0, \"user\": {\"name\": \"b\"}}\n",
+        )
+        .unwrap();
+        let samples = [Sample {
+            name: "events".into(),
+            path: events,
+        }];
+        let contract = Contract::new(&[], &[], &samples).unwrap();
+        let rules = ["amount must be positive".to_owned()];
+        let context = super::build(&contract, &rules, super::DataOptions::default(), None)
+            .await
+            .unwrap();
+        let profile = &context.profiles["events"];
+        assert_eq!(profile.format, autocoder_schema::FileFormat::Jsonl);
+        let names: Vec<&str> = profile.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["id", "amount", "user.name"]);
+        let view = &context.datasets[0];
+        assert!(view.path.ends_with("/events.jsonl"), "{}", view.path);
+        assert!(view.context.contains("JSON Lines"), "{}", view.context);
+        assert!(view.first_lines.is_empty(), "{:?}", view.first_lines);
+        assert_eq!(view.checks.len(), 1);
+        assert!(
+            view.checks[0]
+                .text
+                .contains("not counted on this jsonl sample")
+        );
+        let module = &context.schemas["events"];
+        assert!(module.contains("pd.json_normalize(records)"), "{module}");
     }
 }

@@ -54,6 +54,20 @@ pub struct Progress {
     pub packages: Vec<String>,
 }
 
+/// The packages always installed, and the reader of each sample's format (`pyarrow` for a
+/// Parquet or Arrow sample, `openpyxl` for Excel): the script needs them to read its input.
+fn base_packages(options: &GenerateOptions, data: &data::DataContext) -> Vec<String> {
+    let mut packages = options.base_packages.clone();
+    for profile in data.profiles.values() {
+        for package in profile.format.python_packages() {
+            if !packages.iter().any(|p| p == package) {
+                packages.push((*package).to_owned());
+            }
+        }
+    }
+    packages
+}
+
 /// Generates a tested script. The client should log its conversation into the run directory
 /// (`LlmConfig::conversation_log = out_dir/conversation.jsonl`). A generation that ends without
 /// passing tests is `Ok` with `success: false`; errors are requests that cannot start, a model
@@ -124,7 +138,7 @@ pub async fn generate(
         sandbox_retries: Vec::new(),
         python_spec,
     };
-    let mut session = Session::new(options.limits, &options.base_packages);
+    let mut session = Session::new(options.limits, &base_packages(options, &data));
     let finish = loop {
         let action = session.next_action();
         progress(&Progress {

@@ -4,6 +4,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
+use autocoder_schema::FileFormat;
+
 use crate::chunks::Boundary;
 use crate::pipeline::{ChunkFailure, run};
 use crate::records::{ParseSettings, parse_chunk};
@@ -17,6 +19,9 @@ use crate::{Profile, ProfileError, ProfileOptions, Stages};
 /// called from the calling thread after each chunk; `total_bytes` is 0 when unknown (standard
 /// input, compressed files).
 ///
+/// Other formats (Parquet, Arrow IPC, JSON Lines, JSON arrays, Excel) are recognised by their
+/// first bytes, then by the extension, unless [`ProfileOptions::input_format`] names one.
+///
 /// The result does not depend on the number of threads.
 pub fn profile_path(
     path: &Path,
@@ -24,6 +29,23 @@ pub fn profile_path(
     progress: &dyn Fn(u64, u64),
 ) -> Result<Profile, ProfileError> {
     check_options(options)?;
+    let format = match options.input_format {
+        Some(f) => f,
+        None => crate::formats::detect(path)?,
+    };
+    if format == FileFormat::Csv {
+        profile_csv(path, options, progress)
+    } else {
+        crate::formats::profile(path, format, options, progress)
+    }
+}
+
+/// [`profile_path`] for a CSV file.
+pub(crate) fn profile_csv(
+    path: &Path,
+    options: &ProfileOptions,
+    progress: &dyn Fn(u64, u64),
+) -> Result<Profile, ProfileError> {
     let stdin = path.as_os_str() == "-";
     let boundary = if stdin {
         Boundary::Parse

@@ -113,6 +113,51 @@ pub enum ProfileError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// A Parquet, Arrow or Excel file could not be read: truncated, corrupt, or in another
+    /// format than its first bytes or extension say.
+    #[error(
+        "{source_name} is not a readable {format} file: {detail}; it is truncated or corrupt: write it again, or name its real format with `--input-format`"
+    )]
+    Corrupt {
+        /// The file.
+        source_name: String,
+        /// The format it was read as.
+        format: autocoder_schema::FileFormat,
+        /// What the reader found.
+        detail: String,
+    },
+    /// A JSON Lines or JSON file is not valid JSON, or holds something else than objects.
+    #[error(
+        "{source_name}, {location}: {detail}; JSON input must be one object per line (JSON Lines) or an array of objects: fix the file (is it truncated?), or name its real format with `--input-format`"
+    )]
+    Json {
+        /// The file.
+        source_name: String,
+        /// Where: `line N`, or `element N of the array`.
+        location: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The Excel workbook has no sheet of the name asked for.
+    #[error(
+        "{source_name} has no sheet named `{sheet}`; its sheets are {sheets}: pass one of them with `--sheet`"
+    )]
+    NoSheet {
+        /// The file.
+        source_name: String,
+        /// The name asked for.
+        sheet: String,
+        /// The workbook's sheets, quoted and joined.
+        sheets: String,
+    },
+    /// A format that needs random access was given on standard input.
+    #[error(
+        "{format} input cannot be read from standard input; save it to a file and pass its path"
+    )]
+    NotOnStdin {
+        /// The format.
+        format: autocoder_schema::FileFormat,
+    },
     /// The options do not make sense (for example zero threads or an empty delimiter set).
     #[error("invalid profile options: {reason}")]
     InvalidOptions {

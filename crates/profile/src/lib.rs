@@ -2,7 +2,11 @@
 //! memory, the type pandas will read (boolean, integer, float, date, datetime, string), missing
 //! values, distinct counts, extremes, moments, quantiles, histograms, frequent values, lengths,
 //! sortedness, named patterns and shapes; for the file, duplicate rows, bad rows and sample
-//! rows. The [`Profile`] is the stable `--format json` document, and turns into the shared
+//! rows. Parquet, Arrow IPC (Feather), JSON Lines, JSON arrays of objects and Excel sheets are
+//! read too (recognised by their first bytes, then their extension, or named by
+//! [`ProfileOptions::input_format`]): their rows become the same text cells, so they get the
+//! same profile (struct fields as `parent.child` columns, lists by their length). The
+//! [`Profile`] is the stable `--format json` document, and turns into the shared
 //! [`autocoder_schema::TableSchema`] with [`Profile::schema`]. [`scan`] gives other crates the
 //! same parallel pass over every record.
 //!
@@ -37,6 +41,7 @@ mod dialect;
 mod encoding;
 mod error;
 mod filter;
+mod formats;
 mod nulls;
 mod options;
 mod patterns;
@@ -54,6 +59,7 @@ mod table;
 mod temporal;
 
 pub use api::{profile_path, profile_paths, profile_reader};
+pub use autocoder_schema::FileFormat;
 pub use dialect::{Dialect, SNIFF_DELIMITERS, UTF8_BOM};
 pub use encoding::Encoding;
 pub use error::ProfileError;

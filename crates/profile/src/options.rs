@@ -88,6 +88,10 @@ pub struct ProfileOptions {
     /// The file's text encoding; `None` reads UTF-8 (or UTF-16 when a byte-order mark says
     /// so).
     pub encoding: Option<Encoding>,
+    /// The file's format; `None` recognises it by its first bytes, then its extension.
+    pub input_format: Option<autocoder_schema::FileFormat>,
+    /// For Excel workbooks: the sheet to read (`None`: the first).
+    pub sheet: Option<String>,
     #[doc(hidden)]
     pub stages: Stages,
     #[doc(hidden)]
@@ -114,6 +118,8 @@ impl Default for ProfileOptions {
             skip_rows: 0,
             comment: None,
             encoding: None,
+            input_format: None,
+            sheet: None,
             stages: Stages::All,
             stage_times: None,
         }

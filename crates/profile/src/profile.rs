@@ -31,7 +31,7 @@
 //! }
 //! ```
 
-use autocoder_schema::{DataType, Pattern, Scalar};
+use autocoder_schema::{DataType, FileFormat, Pattern, Scalar};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +47,14 @@ pub struct Profile {
     pub format_version: u32,
     /// The file as given (`-` for standard input).
     pub source: String,
+    /// The file's format (absent in JSON for CSV). For other formats `dialect`, `nulls` and
+    /// `bad_rows` do not apply, missing values are the format's nulls, and sample rows'
+    /// `line` is the row's line in JSON Lines and Excel, its position otherwise.
+    #[serde(default, skip_serializing_if = "FileFormat::is_csv")]
+    pub format: FileFormat,
+    /// For Excel: the sheet read, when one was named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
     /// How the file is written (sniffed or given).
     pub dialect: Dialect,
     /// Which texts were read as missing.
@@ -179,6 +187,13 @@ pub struct ColumnProfile {
     /// For datetime columns with UTC offsets or `Z`: pandas must read them with `utc=True`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub utc: bool,
+    /// The type the file declares (Parquet and Arrow), as Arrow names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_type: Option<String>,
+    /// What the profile cannot express about the column: a list is profiled by its length
+    /// (its statistics are the lengths'), a type the profiler does not read is all missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Sums and moments of a numeric column.

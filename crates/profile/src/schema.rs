@@ -18,6 +18,8 @@ impl Profile {
                 .then(|| self.dialect.encoding.python_name()),
             skip_rows: self.dialect.skip_rows,
             comment: self.dialect.comment.map(char::from),
+            format: self.format,
+            sheet: self.sheet.clone(),
         }
     }
 
@@ -51,6 +53,7 @@ impl Profile {
             col.unique = c.unique && c.count > 0 && c.nulls <= 1;
             col.datetime_format.clone_from(&c.datetime_format);
             col.utc = c.utc;
+            col.note.clone_from(&c.note);
             if options.ranges
                 && (c.dtype.is_numeric() || c.dtype.is_temporal())
                 && let (Some(min), Some(max)) = (&c.min, &c.max)

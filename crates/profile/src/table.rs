@@ -19,6 +19,9 @@ const EXACT_VALUES_PER_CHUNK: usize = 200_000;
 /// Quantile sample values kept per chunk over all columns, likewise.
 const SAMPLE_VALUES_PER_CHUNK: usize = 200_000;
 
+/// The hash a missing cell of a typed file adds to its row's hash.
+const NULL_HASH: u64 = 0x6e75_6c6c_6e75_6c6c;
+
 /// Bad lines listed in a profile.
 const BAD_LINES_LISTED: usize = 20;
 
@@ -166,6 +169,49 @@ impl TableAcc {
         });
     }
 
+    /// Adds one row of a typed file (Parquet, Arrow, JSON, Excel): its cells as text, `None`
+    /// for a missing value; `row` is its position in the unit (from 1) and `line` what the
+    /// profile reports as its line.
+    pub(crate) fn add_cells(&mut self, row: u64, line: u64, cells: &[Option<&str>]) {
+        self.rows += 1;
+        let key = key3(self.seed, self.chunk, row);
+        let measure = row <= self.pattern_rows_per_chunk;
+        self.pattern_rows += u64::from(measure);
+        let mut row_hash = cells.len() as u64;
+        for (column, cell) in self.columns.iter_mut().zip(cells) {
+            let Some(value) = cell else {
+                row_hash = mix64(row_hash.rotate_left(17) ^ NULL_HASH);
+                column.add_null();
+                continue;
+            };
+            let hash = hash_bytes(value.as_bytes(), 0);
+            row_hash = mix64(row_hash.rotate_left(17) ^ hash);
+            column.add(value, hash, key, measure);
+        }
+        self.row_hashes.push(row_hash);
+        self.samples.offer(key, || {
+            let mut text = String::new();
+            let mut ends = Vec::with_capacity(cells.len());
+            for cell in cells {
+                text.push_str(cell.unwrap_or_default());
+                ends.push(text.len());
+            }
+            Sampled {
+                row,
+                line,
+                text,
+                ends,
+            }
+        });
+    }
+
+    /// Marks column `i` as text whatever its values look like.
+    pub(crate) fn force_text(&mut self, i: usize) {
+        if let Some(c) = self.columns.get_mut(i) {
+            c.force_text();
+        }
+    }
+
     /// Classifies the record's values and keeps their types' statistics only (the
     /// inference stage of the benchmark's breakdown, [`crate::Stages::Infer`]).
     pub(crate) fn infer_record(&mut self, record: &Record<'_>) {
@@ -296,6 +342,8 @@ impl TableAcc {
         Profile {
             format_version: FORMAT_VERSION,
             source,
+            format: autocoder_schema::FileFormat::Csv,
+            sheet: None,
             dialect,
             nulls: options.nulls.clone(),
             bytes,

@@ -5,7 +5,8 @@
 use std::fmt::Write as _;
 
 use crate::{
-    Check, ColumnSchema, DataType, Pattern, Scalar, TableSchema, python_identifier, python_str,
+    Check, ColumnSchema, DataType, FileFormat, Pattern, Scalar, TableSchema, python_identifier,
+    python_str,
 };
 
 /// The Python module for `table`. The schema is `<NAME>_SCHEMA`, the reader `read_<name>(path)`,
@@ -45,12 +46,16 @@ pub fn render_pandera(table: &TableSchema) -> String {
 
     let _ = writeln!(out, "{schema_var} = pa.DataFrameSchema(\n    {{");
     for column in &table.columns {
-        let _ = writeln!(
+        let _ = write!(
             out,
             "        {}: {},",
             python_str(&column.name),
             render_column(column)
         );
+        if let Some(note) = &column.note {
+            let _ = write!(out, "  # not checked: {}", note.replace('\n', " "));
+        }
+        out.push('\n');
     }
     out.push_str("    },\n");
     if !table.unique_together.is_empty() {
@@ -91,6 +96,10 @@ pub fn render_pandera(table: &TableSchema) -> String {
 const JSON_HELPER: &str = "\ndef _is_json(value):\n    \"\"\"True for text holding a JSON object or array.\"\"\"\n    text = str(value).strip()\n    if not text.startswith((\"{\", \"[\")):\n        return False\n    try:\n        json.loads(text)\n    except ValueError:\n        return False\n    return True\n\n\n";
 
 fn render_column(column: &ColumnSchema) -> String {
+    if column.note.is_some() {
+        // Pandera has no dtype for what the note describes (a list, say): presence only.
+        return format!("pa.Column(None, nullable={})", py_bool(column.nullable));
+    }
     let mut args = vec![dtype_expr(column)];
     if !column.checks.is_empty() {
         let checks: Vec<String> = column
@@ -209,6 +218,10 @@ fn scalar_expr(scalar: &Scalar, column: &ColumnSchema) -> String {
 }
 
 fn render_reader(out: &mut String, table: &TableSchema, ident: &str) {
+    if table.read.format != FileFormat::Csv {
+        crate::pandera_formats::render_typed_reader(out, table, ident);
+        return;
+    }
     let read = &table.read;
     let mut kwargs = vec![format!("sep={}", python_str(&read.delimiter.to_string()))];
     if !read.has_header {

@@ -25,6 +25,10 @@ pub struct ColumnSchema {
     /// Checks on the values (missing values are not checked).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<Check>,
+    /// What the schema cannot express about the column (a list column of a Parquet file, say):
+    /// the Pandera module leaves its dtype unchecked and says why in a comment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl ColumnSchema {
@@ -38,6 +42,7 @@ impl ColumnSchema {
             datetime_format: None,
             utc: false,
             checks: Vec::new(),
+            note: None,
         }
     }
 }
@@ -65,6 +70,78 @@ pub struct ReadOptions {
     /// The comment character (`comment`): from it to the end of the line is ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<char>,
+    /// The file's format; the CSV options above apply to CSV only.
+    #[serde(default, skip_serializing_if = "FileFormat::is_csv")]
+    pub format: FileFormat,
+    /// For Excel: the sheet read (`None`: the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
+}
+
+/// The format of a data file.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum FileFormat {
+    /// Delimited text (`read_csv`).
+    #[default]
+    Csv,
+    /// Apache Parquet (`pyarrow.parquet.read_table`, nested structs flattened to `a.b`).
+    Parquet,
+    /// Arrow IPC: Feather v2 files and IPC streams (`pyarrow`).
+    Arrow,
+    /// JSON Lines: one JSON object per line (nested objects flattened to `a.b`).
+    Jsonl,
+    /// A JSON array of objects.
+    Json,
+    /// An Excel workbook (`.xlsx`), one sheet (`read_excel`, needs `openpyxl`).
+    Xlsx,
+}
+
+impl FileFormat {
+    /// Every format, in a stable order.
+    pub const ALL: [FileFormat; 6] = [
+        FileFormat::Csv,
+        FileFormat::Parquet,
+        FileFormat::Arrow,
+        FileFormat::Jsonl,
+        FileFormat::Json,
+        FileFormat::Xlsx,
+    ];
+
+    /// Whether this is CSV (the default, omitted from JSON).
+    #[allow(clippy::trivially_copy_pass_by_ref)] // the signature serde's `skip_serializing_if` expects
+    pub fn is_csv(&self) -> bool {
+        *self == FileFormat::Csv
+    }
+
+    /// The name used on the command line and in JSON (`csv`, `parquet`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            FileFormat::Csv => "csv",
+            FileFormat::Parquet => "parquet",
+            FileFormat::Arrow => "arrow",
+            FileFormat::Jsonl => "jsonl",
+            FileFormat::Json => "json",
+            FileFormat::Xlsx => "xlsx",
+        }
+    }
+
+    /// The Python distributions a script needs to read the format with pandas.
+    pub fn python_packages(self) -> &'static [&'static str] {
+        match self {
+            FileFormat::Csv | FileFormat::Jsonl | FileFormat::Json => &[],
+            FileFormat::Parquet | FileFormat::Arrow => &["pyarrow"],
+            FileFormat::Xlsx => &["openpyxl"],
+        }
+    }
+}
+
+impl std::fmt::Display for FileFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // the signature serde's `skip_serializing_if` expects
@@ -83,6 +160,8 @@ impl Default for ReadOptions {
             encoding: None,
             skip_rows: 0,
             comment: None,
+            format: FileFormat::Csv,
+            sheet: None,
         }
     }
 }

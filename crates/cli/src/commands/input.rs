@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use autocoder_profile::{
-    Dialect, Encoding, LongRows, NullSpec, Profile, ProfileOptions, profile_path,
+    Dialect, Encoding, FileFormat, LongRows, NullSpec, Profile, ProfileOptions, profile_path,
 };
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -18,9 +18,18 @@ const PROGRESS_MIN_BYTES: u64 = 32 << 20;
 /// How to read the input files; shared by `profile` and `schema`.
 #[derive(Debug, Args)]
 pub(crate) struct InputArgs {
-    /// CSV files to read; `-` reads standard input, and `.gz` files are decompressed.
+    /// Files to read: CSV (`.gz` decompressed, `-` reads standard input), Parquet, Arrow IPC
+    /// (Feather), JSON Lines, JSON arrays of objects or Excel `.xlsx`, recognised by their
+    /// first bytes, then their extension.
     #[arg(required = true, value_name = "FILE")]
     pub(crate) files: Vec<PathBuf>,
+    /// Read the files as this format instead of recognising it: csv, parquet, arrow, jsonl,
+    /// json or xlsx (`-f/--format` is the output's format).
+    #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
+    pub(crate) input_format: Option<FileFormat>,
+    /// The Excel sheet to read (the first when absent).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) sheet: Option<String>,
     /// The field delimiter (one character, or `tab`); sniffed among `,` tab `;` `|` when absent.
     #[arg(short, long, value_name = "C", value_parser = parse_delimiter)]
     pub(crate) delimiter: Option<u8>,
@@ -60,6 +69,25 @@ pub(crate) struct InputArgs {
     /// Worker threads; 0 uses every core.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub(crate) threads: usize,
+}
+
+/// Accepts the names of [`FileFormat`].
+fn parse_input_format(text: &str) -> Result<FileFormat, String> {
+    let lower = text.to_ascii_lowercase();
+    let name = match lower.as_str() {
+        "ndjson" => "jsonl",
+        "feather" | "ipc" => "arrow",
+        "excel" => "xlsx",
+        other => other,
+    };
+    FileFormat::ALL
+        .into_iter()
+        .find(|f| f.name() == name)
+        .ok_or_else(|| {
+            format!(
+                "`{text}` is not an input format: give csv, parquet, arrow, jsonl, json or xlsx"
+            )
+        })
 }
 
 /// Accepts one ASCII character, or the names `tab`, `\t`, `comma`, `semicolon`, `pipe`.
@@ -115,6 +143,8 @@ impl InputArgs {
             comment: self.comment,
             encoding: self.encoding,
             max_record_bytes: usize::try_from(self.max_record_mb << 20).unwrap_or(usize::MAX),
+            input_format: self.input_format,
+            sheet: self.sheet.clone(),
             ..ProfileOptions::default()
         };
         if let Some(seed) = self.seed {
@@ -235,8 +265,18 @@ mod tests {
             comment: Some(b'#'),
             encoding: Encoding::for_label("cp1252"),
             max_record_mb: 1,
+            input_format: Some(FileFormat::Xlsx),
+            sheet: Some("orders".to_owned()),
         };
         let options = args.options();
+        assert_eq!(options.input_format, Some(FileFormat::Xlsx));
+        assert_eq!(options.sheet.as_deref(), Some("orders"));
+        assert_eq!(parse_input_format("NDJSON"), Ok(FileFormat::Jsonl));
+        assert!(
+            parse_input_format("orc")
+                .unwrap_err()
+                .contains("csv, parquet, arrow")
+        );
         assert_eq!(options.sample_rows, 5);
         assert_eq!(options.seed, 9);
         assert_eq!(options.threads, 1);

@@ -257,3 +257,40 @@ fn html_writes_one_self_contained_page() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write /nonexistent/dir/r.html"));
 }
+
+#[test]
+fn json_lines_are_recognised_and_input_format_forces_a_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.log");
+    std::fs::write(
+        &path,
+        "{\"id\":1,\"user\":{\"name\":\"a\"},\"tags\":[1,2]}\n{\"id\":2,\"user\":null,\"tags\":[]}\n",
+    )
+    .unwrap();
+    let file = path.display().to_string();
+    let p = json_profile(&[&file]);
+    assert_eq!(p.format, autocoder_profile::FileFormat::Jsonl);
+    let names: Vec<&str> = p.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["id", "user.name", "tags", "user"]);
+    // `-f` is the output's format, `--input-format` the file's: CSV text named `.json` fails
+    // as JSON, naming the flag, and is read with it.
+    let text = dir.path().join("table.json");
+    std::fs::write(&text, "a,b\n1,2\n").unwrap();
+    let text = text.display().to_string();
+    let out = autocoder(&["profile", "-f", "json", &text]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--input-format"));
+    let forced = json_profile(&["--input-format", "csv", &text]);
+    assert_eq!(forced.format, autocoder_profile::FileFormat::Csv);
+    assert_eq!(forced.rows, 1);
+    let out = autocoder(&["profile", "--input-format", "orc", &file]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not an input format"));
+    // The Pandera module reads the file as the profile did and says what it cannot check.
+    let module = stdout_of(&["schema", &file]);
+    assert!(module.contains("pd.json_normalize(records)"), "{module}");
+    assert!(
+        module.contains("# not checked: a JSON array, profiled by its length"),
+        "{module}"
+    );
+}

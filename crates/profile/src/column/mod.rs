@@ -168,6 +168,13 @@ impl ColumnAcc {
         self.counts.is_exact()
     }
 
+    /// Marks the column as text whatever its values look like (a string column of a typed
+    /// file: `"123"` there is text, as pandas reads it).
+    pub(crate) fn force_text(&mut self) {
+        self.has_text = true;
+        self.text_known = true;
+    }
+
     #[inline]
     pub(crate) fn add_null(&mut self) {
         self.nulls += 1;

@@ -76,6 +76,8 @@ impl ColumnAcc {
             shapes: Vec::new(),
             datetime_format: None,
             utc: false,
+            source_type: None,
+            note: None,
         };
         let reading = self.reading(dtype);
         let entries = self.counts.exact_entries();

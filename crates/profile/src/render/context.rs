@@ -122,21 +122,32 @@ pub fn context_fitted(profile: &Profile, rows: usize, budget_bytes: usize) -> St
 
 fn render(profile: &Profile, detail: Detail) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Table `{}` ({}): {}, {}; delimiter {}, {}; missing values: {}.",
-        escape_controls(&profile.table_name(), &[]),
-        source(profile),
-        count(profile.rows, "row"),
-        count(profile.columns.len() as u64, "column"),
-        delimiter(profile.dialect),
-        if profile.dialect.has_header {
-            "header row"
-        } else {
-            "no header row"
-        },
-        nulls(profile)
-    );
+    if let Some(kind) = super::format::typed_kind(profile) {
+        let _ = writeln!(
+            out,
+            "Table `{}` ({}): {}, {}; {kind}; missing values: the file's own nulls.",
+            escape_controls(&profile.table_name(), &[]),
+            source(profile),
+            count(profile.rows, "row"),
+            count(profile.columns.len() as u64, "column"),
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Table `{}` ({}): {}, {}; delimiter {}, {}; missing values: {}.",
+            escape_controls(&profile.table_name(), &[]),
+            source(profile),
+            count(profile.rows, "row"),
+            count(profile.columns.len() as u64, "column"),
+            delimiter(profile.dialect),
+            if profile.dialect.has_header {
+                "header row"
+            } else {
+                "no header row"
+            },
+            nulls(profile)
+        );
+    }
     let bad = &profile.bad_rows;
     let _ = write!(out, "Duplicate rows: {}", profile.duplicate_rows);
     if !profile.duplicate_rows_exact {
@@ -156,8 +167,17 @@ fn render(profile: &Profile, detail: Detail) -> String {
     out
 }
 
+/// `name: dtype`, and what the profile cannot express about the column (a list's length).
+fn name_and_type(c: &ColumnProfile) -> String {
+    let name = escape_controls(&c.name, &[]);
+    match &c.note {
+        Some(note) => format!("{name}: {} ({note})", dtype(c)),
+        None => format!("{name}: {}", dtype(c)),
+    }
+}
+
 fn column_line(out: &mut String, c: &ColumnProfile, detail: Detail) {
-    let _ = write!(out, "- {}: {}", escape_controls(&c.name, &[]), dtype(c));
+    let _ = write!(out, "- {}", name_and_type(c));
     if c.dtype == DataType::Empty {
         let _ = writeln!(out, ", all {} missing", c.nulls);
         return;

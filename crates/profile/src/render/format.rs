@@ -233,6 +233,32 @@ pub fn bytes(n: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// How a file that is not CSV is read, for the reports' first lines (`None` for CSV).
+pub(crate) fn typed_kind(profile: &crate::Profile) -> Option<String> {
+    use autocoder_schema::FileFormat;
+    let kind = match profile.format {
+        FileFormat::Csv => return None,
+        FileFormat::Parquet => {
+            "Parquet file (read it with pandas.read_parquet / pyarrow)".to_owned()
+        }
+        FileFormat::Arrow => "Arrow IPC (Feather) file (read it with pyarrow)".to_owned(),
+        FileFormat::Jsonl => {
+            "JSON Lines file, one object per line (nested objects as parent.child columns)"
+                .to_owned()
+        }
+        FileFormat::Json => {
+            "JSON array of objects (nested objects as parent.child columns)".to_owned()
+        }
+        FileFormat::Xlsx => match &profile.sheet {
+            Some(sheet) => {
+                format!("Excel workbook, sheet `{sheet}` (read it with pandas.read_excel)")
+            }
+            None => "Excel workbook, first sheet (read it with pandas.read_excel)".to_owned(),
+        },
+    };
+    Some(kind)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,22 +46,26 @@ fn summary(out: &mut String, profile: &Profile) {
         count(profile.columns.len() as u64, "column"),
         bytes(profile.bytes)
     );
-    let _ = writeln!(
-        out,
-        "  delimiter {}, {}{}",
-        delimiter(profile.dialect),
-        if profile.dialect.has_header {
-            "header row"
-        } else {
-            "no header row"
-        },
-        if profile.dialect.bom {
-            ", UTF-8 byte-order mark"
-        } else {
-            ""
-        }
-    );
-    let _ = writeln!(out, "  missing values: {}", nulls(profile));
+    if let Some(kind) = super::format::typed_kind(profile) {
+        let _ = writeln!(out, "  {kind}; missing values: the file's own nulls");
+    } else {
+        let _ = writeln!(
+            out,
+            "  delimiter {}, {}{}",
+            delimiter(profile.dialect),
+            if profile.dialect.has_header {
+                "header row"
+            } else {
+                "no header row"
+            },
+            if profile.dialect.bom {
+                ", UTF-8 byte-order mark"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(out, "  missing values: {}", nulls(profile));
+    }
     let _ = writeln!(
         out,
         "  duplicate rows: {}{}",
@@ -154,6 +158,16 @@ fn aligned(out: &mut String, rows: &[Vec<String>], indent: &str) {
     }
 }
 
+/// The type a typed file declares for the column, and what the profile cannot express.
+fn stored_as(out: &mut String, c: &ColumnProfile) {
+    if let Some(t) = &c.source_type {
+        let _ = writeln!(out, "  stored as {t}");
+    }
+    if let Some(note) = &c.note {
+        let _ = writeln!(out, "  {note}");
+    }
+}
+
 fn details(out: &mut String, c: &ColumnProfile) {
     let _ = writeln!(
         out,
@@ -162,6 +176,7 @@ fn details(out: &mut String, c: &ColumnProfile) {
         dtype(c),
         if c.nullable { ", nullable" } else { "" }
     );
+    stored_as(out, c);
     let _ = writeln!(
         out,
         "  values {}, nulls {}, distinct {}{}",

@@ -74,10 +74,24 @@ fn empty_header_only_and_binary_files() {
     let p = profile_text("a,b");
     assert_eq!((p.rows, p.columns.len()), (0, 2));
 
-    let mut binary = b"PK\x03\x04".to_vec();
+    let mut binary = b"\x7fELF".to_vec();
     binary.extend((0..=255u8).cycle().take(10_000));
     let err = profile_error(&binary, &ProfileOptions::default());
     assert!(matches!(err, ProfileError::Binary { .. }), "{err:?}");
+    // A zip archive is taken for an Excel workbook, and a broken one says so.
+    let mut zip = b"PK\x03\x04".to_vec();
+    zip.extend((0..=255u8).cycle().take(10_000));
+    let err = profile_error(&zip, &ProfileOptions::default());
+    assert!(
+        matches!(
+            err,
+            ProfileError::Corrupt {
+                format: autocoder_profile::FileFormat::Xlsx,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod bad_input;
 mod basics;
 mod chunking;
 mod expectations;
+mod formats;
 mod pandas;
 mod published;
 mod scan;

@@ -12,7 +12,7 @@ use autocoder_schema::{Scalar, render_pandera};
 
 use crate::basics::write_file;
 
-fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     PathBuf::from(std::env::var_os("AUTOCODER_TEST_PYTHON").expect(
         "AUTOCODER_TEST_PYTHON must name a Python with pandas and pandera: run scripts/test",
     ))
@@ -30,7 +30,7 @@ out = {}
 for name in frame.columns:
     s = frame[name]
     d = {"dtype": str(s.dtype), "nulls": int(s.isna().sum()), "rows": len(s)}
-    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s) and s.notna().any():
         desc = s.astype("float64").describe()
         d.update({k: float(desc[k]) for k in ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]})
     out[name] = d
@@ -38,7 +38,11 @@ print(json.dumps(out))
 "#;
 
 /// Profiles `path`, writes the Pandera module, runs it with pandas, returns pandas' facts.
-fn pandas_facts(path: &Path, profile: &Profile, dir: &tempfile::TempDir) -> serde_json::Value {
+pub(crate) fn pandas_facts(
+    path: &Path,
+    profile: &Profile,
+    dir: &tempfile::TempDir,
+) -> serde_json::Value {
     let schema = profile.schema(&SchemaOptions {
         ranges: true,
         categories: true,
@@ -101,11 +105,11 @@ fn mixed(rows: u64) -> String {
     s
 }
 
-fn close(a: f64, b: f64) -> bool {
+pub(crate) fn close(a: f64, b: f64) -> bool {
     a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
 }
 
-fn quantile(profile: &Profile, column: usize, q: f64) -> f64 {
+pub(crate) fn quantile(profile: &Profile, column: usize, q: f64) -> f64 {
     let found = profile.columns[column]
         .quantiles
         .iter()
