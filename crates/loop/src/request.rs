@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use autocoder_schema::FileFormat;
 use serde::{Deserialize, Serialize};
 
 use crate::LoopError;
@@ -299,9 +300,10 @@ fn check_output_name(name: &str, ty: IoType) -> Result<(), LoopError> {
     Ok(())
 }
 
-/// The sample must be a regular file this process can read, and hold text: a NUL byte (outside
-/// a UTF-16 or UTF-32 file, which starts with its byte-order mark) means a binary file that no
-/// prompt can show. Gzip-compressed samples are checked as they decompress.
+/// The sample must be a regular file this process can read, and hold text or be a binary table
+/// the profiler reads (Parquet, Arrow, Excel, by their first bytes): a NUL byte (outside a UTF-16
+/// or UTF-32 file, which starts with its byte-order mark) means a binary file that no prompt can
+/// show. Gzip-compressed samples are checked as they decompress.
 fn check_sample_file(sample: &Sample) -> Result<(), LoopError> {
     let path = &sample.path;
     let fail = |what: String| {
@@ -320,6 +322,13 @@ fn check_sample_file(sample: &Sample) -> Result<(), LoopError> {
     let mut file = std::io::BufReader::new(file);
     let head = std::io::BufRead::fill_buf(&mut file)
         .map_err(|err| fail(format!("cannot be read: {err}")))?;
+    // Parquet, Arrow and Excel files are binary by design, and the profiler reads them.
+    if matches!(
+        autocoder_profile::format_from_content(head),
+        Some(FileFormat::Parquet | FileFormat::Arrow | FileFormat::Xlsx)
+    ) {
+        return Ok(());
+    }
     let gzip = head.starts_with(&[0x1F, 0x8B]);
     let reader: Box<dyn std::io::Read> = if gzip {
         Box::new(flate2::read::MultiGzDecoder::new(file))

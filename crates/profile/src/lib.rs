@@ -63,6 +63,7 @@ pub use autocoder_schema::FileFormat;
 pub use dialect::{Dialect, SNIFF_DELIMITERS, UTF8_BOM};
 pub use encoding::Encoding;
 pub use error::ProfileError;
+pub use formats::from_content as format_from_content;
 pub use nulls::{NullSpec, PANDAS_NA_VALUES};
 pub use options::{LongRows, ProfileOptions, SchemaOptions, StageTimes, Stages};
 pub use profile::{

@@ -183,3 +183,129 @@ fn a_bad_request_fails_before_any_model_call() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("result.csv"), "{stderr}");
 }
+
+const PARQUET_SCRIPT: &str = r#"import argparse
+
+import pandas as pd
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sales", required=True)
+    args = parser.parse_args()
+    df = pd.read_parquet(args.sales)
+    with open("/var/outputs/total", "w") as handle:
+        handle.write(str(float((df["qty"] * df["price"]).sum())))
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+const PARQUET_TESTS: &str = r#"import pytest
+
+
+def test_total(run_solution):
+    result = run_solution()
+    assert result.returncode == 0, result.stderr
+    assert result.outputs["total"] == pytest.approx(3 * 2.5 + 2 * 4.0)
+"#;
+
+/// Writes `rows` of `(region, qty, price)` as Parquet with pyarrow, the writer users have.
+fn write_parquet(path: &Path, rows: &str) {
+    let python = std::env::var_os("AUTOCODER_TEST_PYTHON")
+        .expect("AUTOCODER_TEST_PYTHON must name the test interpreter (scripts/test sets it up)");
+    let code = format!(
+        "import pyarrow as pa, pyarrow.parquet as pq\nrows = {rows}\n\
+         pq.write_table(pa.table({{'region': [r[0] for r in rows], 'qty': [r[1] for r in rows], \
+         'price': [r[2] for r in rows]}}), {path:?}, compression='zstd')\n",
+        path = path.display().to_string()
+    );
+    let status = Command::new(python).args(["-c", &code]).status().unwrap();
+    assert!(status.success());
+}
+
+/// A Parquet sample gets a data context like a CSV one, is mounted with its extension, and the
+/// script's environment gets pyarrow though the model named no package; `run` then reads a new
+/// Parquet file.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_parquet_sample_generates_and_runs() {
+    let server = ScriptedServer::start(Script::new(vec![
+        Entry::step(
+            "plan",
+            Reply::Json(json!({"summary": "s", "approach": ["a"], "edge_cases": []})),
+        ),
+        Entry::step(
+            "code",
+            Reply::Json(json!({"code": PARQUET_SCRIPT, "packages": [], "system_packages": []})),
+        ),
+        Entry::step("tests", Reply::Json(json!({"tests": PARQUET_TESTS}))),
+    ]))
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_parquet(
+        &dir.path().join("sales.parquet"),
+        "[('north', 3, 2.5), ('south', 2, 4.0)]",
+    );
+    write_parquet(
+        &dir.path().join("more.parquet"),
+        "[('east', 10, 1.5), ('west', 1, 100.0)]",
+    );
+    let base = server.base_url();
+    let workdir = dir.path().to_owned();
+    let generated = tokio::task::spawn_blocking(move || {
+        autocoder(
+            &workdir,
+            &[
+                "generate",
+                "--prompt",
+                "Total revenue (qty * price) of the rows.",
+                "--sample",
+                "sales=sales.parquet",
+                "--output",
+                "total:float",
+                "--model",
+                "openai/scripted",
+                "--api-base",
+                &base,
+                "--api-key-env",
+                "SCRIPTED_KEY",
+                "--out",
+                "run",
+                "--json",
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&generated.stderr);
+    assert!(generated.status.success(), "{stderr}");
+    let result: Value = serde_json::from_slice(&generated.stdout).unwrap();
+    assert_eq!(result["success"], true, "{stderr}");
+    let packages = result["packages"].to_string();
+    assert!(packages.contains("pyarrow"), "{packages}");
+    // The plan prompt describes the Parquet file's columns and types, as for a CSV sample.
+    let plan = server.requests()[0].body.to_string();
+    assert!(plan.contains("sales.parquet"), "{plan}");
+    for column in ["region", "qty", "price"] {
+        assert!(plan.contains(column), "{column} missing from {plan}");
+    }
+
+    let workdir = dir.path().to_owned();
+    let ran = tokio::task::spawn_blocking(move || {
+        autocoder(
+            &workdir,
+            &["run", "run", "--json", "--", "--sales", "more.parquet"],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let outputs: Value = serde_json::from_slice(&ran.stdout).unwrap();
+    assert_eq!(outputs, json!({"total": 115.0}));
+}

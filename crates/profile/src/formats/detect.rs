@@ -27,7 +27,7 @@ pub(crate) fn detect(path: &Path) -> Result<FileFormat, ProfileError> {
 }
 
 /// The format the first bytes of a file prove, if any.
-pub(crate) fn from_content(head: &[u8]) -> Option<FileFormat> {
+pub fn from_content(head: &[u8]) -> Option<FileFormat> {
     if head.starts_with(b"PAR1") {
         return Some(FileFormat::Parquet);
     }

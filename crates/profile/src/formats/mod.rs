@@ -24,6 +24,7 @@ use autocoder_schema::FileFormat;
 use crate::{Profile, ProfileError, ProfileOptions};
 
 pub(crate) use detect::detect;
+pub use detect::from_content;
 
 /// Profiles `path`, a file in `format` (not CSV).
 pub(crate) fn profile(
