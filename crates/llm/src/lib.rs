@@ -32,6 +32,7 @@ mod error;
 mod message;
 mod model;
 mod record;
+mod store;
 mod structured;
 mod structured_call;
 mod templates;
@@ -47,6 +48,7 @@ pub use message::{
 pub use model::{ModelSpec, Provider, WireFormat};
 /// The schema derive callers need for [`LlmClient::structured`] (`#[derive(JsonSchema)]`).
 pub use schemars;
+pub use store::{Answered, CallKey, CallStore, StoredAnswer};
 pub use structured::{extract_json, make_strict, parse_answer, strict_schema_for};
 pub use structured_call::Structured;
 pub use tokio_util::sync::CancellationToken;

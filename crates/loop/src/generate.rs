@@ -4,9 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
-use autocoder_llm::{LlmClient, LlmError};
+use autocoder_llm::{CallStore, LlmClient, LlmError};
 use autocoder_prompts::Prompts;
 use autocoder_sandbox::{
     Backend, Env, EnvCache, EnvSpec, Input as SandboxInput, Interpreter, Outcome, PytestSpec,
@@ -21,6 +22,7 @@ use crate::edit::{Edit, apply_edits};
 use crate::fix_blocks::apply_fix_blocks;
 use crate::hand_written::hand_written_expectations;
 use crate::installable::keep_installable;
+use crate::journal::{Journal, JournalFile, Line, RequestRecord};
 use crate::options::{CacheMode, GenerateOptions};
 use crate::prompt::{TaskView, render};
 use crate::reclassify::mask_addresses;
@@ -62,6 +64,40 @@ pub async fn generate(
     client: &LlmClient,
     progress: &dyn Fn(&Progress),
 ) -> Result<GenerationResult, LoopError> {
+    run(options, client, progress, None).await
+}
+
+/// [`generate`] continuing the run its journal recorded (`autocoder resume`): it runs again
+/// from the start with every journaled model answer and test run served from the journal, so
+/// none is asked or run twice, and goes on from the first step the journal does not have.
+/// `options` are the journal's ([`RequestRecord::options`]), with safe overrides at most.
+pub async fn resume(
+    options: &GenerateOptions,
+    client: &LlmClient,
+    journal: &JournalFile,
+    progress: &dyn Fn(&Progress),
+) -> Result<GenerationResult, LoopError> {
+    run(options, client, progress, Some(journal)).await
+}
+
+/// Takes a store off the client when the generation ends, however it ends.
+struct StoreGuard<'a> {
+    client: &'a LlmClient,
+    store: Arc<dyn CallStore>,
+}
+
+impl Drop for StoreGuard<'_> {
+    fn drop(&mut self) {
+        self.client.remove_store(&self.store);
+    }
+}
+
+async fn run(
+    options: &GenerateOptions,
+    client: &LlmClient,
+    progress: &dyn Fn(&Progress),
+    resumed: Option<&JournalFile>,
+) -> Result<GenerationResult, LoopError> {
     let started = Instant::now();
     // Everything that can be checked without a model is checked first.
     if options.prompt.trim().is_empty() {
@@ -77,6 +113,16 @@ pub async fn generate(
     let python = autocoder_sandbox::PythonSpec::Default.command();
     let interpreter = Interpreter::probe(&python).await?;
     let run_dir = RunDir::create(&options.out_dir)?;
+    let journal = Arc::new(match resumed {
+        None => Journal::create(
+            &options.out_dir,
+            &RequestRecord::new(options, client.config()),
+        )?,
+        Some(file) => Journal::resume(file)?,
+    });
+    let store: Arc<dyn CallStore> = journal.clone();
+    client.add_store(store.clone());
+    let _store = StoreGuard { client, store };
     let throwaway_cache = tempfile::tempdir_in(&options.out_dir).ok();
     let cache = env_cache(
         options,
@@ -112,6 +158,7 @@ pub async fn generate(
         cache: &cache,
         interpreter: &interpreter,
         run_dir: &run_dir,
+        journal: &journal,
         contract: &contract,
         conftest: render_conftest(&prompts, &contract, options)?,
         contract_test: render_contract_test(&prompts, &contract, &data.row_keys)?,
@@ -143,13 +190,31 @@ pub async fn generate(
             break finish;
         }
         let tokens_before = session.tokens();
+        let step = step_name(&action);
         let Some(event) = driver.perform_or_abort(action, &mut session).await? else {
             continue;
         };
         let is_run = matches!(event, Event::TestsRan(_));
+        let diagnosed = matches!(event, Event::Diagnosed { .. });
+        if !is_run {
+            // A test run's line (the whole report) is written by the run itself.
+            journal.record(&Line::Event {
+                step: step.to_owned(),
+                event: Box::new(event.clone()),
+            })?;
+        }
         session.apply(event);
+        if diagnosed && let Some(last) = session.history().last() {
+            journal.record(&Line::Routes {
+                iteration: last.number,
+                routes: last.routes.clone(),
+            })?;
+        }
         driver.account(session.tokens() - tokens_before, is_run, session.runs());
     };
+    journal.record(&Line::Finish {
+        finish: finish.clone(),
+    })?;
 
     let record = Record {
         options,
@@ -454,6 +519,7 @@ struct Driver<'a> {
     cache: &'a EnvCache,
     interpreter: &'a Interpreter,
     run_dir: &'a RunDir,
+    journal: &'a Journal,
     contract: &'a Contract,
     conftest: String,
     contract_test: Option<String>,
@@ -916,6 +982,12 @@ impl Driver<'_> {
             Ok(env) => {
                 // Docker: the image with the system packages; host backends: check them.
                 self.sandbox.prepare(&env).await?;
+                self.journal.record(&Line::Environment {
+                    id: env.id.to_string(),
+                    packages: packages.to_vec(),
+                    system_packages: system.iter().map(|p| (*p).clone()).collect(),
+                    resolved: env.resolved.clone(),
+                })?;
                 self.env = Some(env);
                 Ok(Event::EnvironmentReady {
                     usage: crate::session::Usage::default(),
@@ -968,7 +1040,18 @@ impl Driver<'_> {
             path: work.clone(),
             source,
         })?;
-        let report = self.sandbox.run_pytest(&spec, &work).await?;
+        let files = crate::journal::digest(&[
+            session.code().unwrap_or_default(),
+            session.tests().unwrap_or_default(),
+        ]);
+        let report = match self.journal.test_run(number, &files) {
+            Some(report) => report,
+            None => {
+                let report = self.sandbox.run_pytest(&spec, &work).await?;
+                self.journal.record_tests(number, &files, &report)?;
+                report
+            }
+        };
         let output = format!("{}{}", report.stdout, report.stderr);
         self.run_dir.write(
             &format!("iterations/{number}/test_output.txt"),

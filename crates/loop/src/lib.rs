@@ -13,6 +13,7 @@ mod fix_blocks;
 mod generate;
 mod hand_written;
 mod installable;
+pub mod journal;
 mod merge;
 mod missing_imports;
 pub mod options;
@@ -32,6 +33,6 @@ mod steps;
 mod test_rows;
 
 pub use error::LoopError;
-pub use generate::{Progress, generate};
+pub use generate::{Progress, generate, resume};
 pub use options::{CacheMode, GenerateOptions, SandboxOptions};
 pub use output_rules::RowKey;

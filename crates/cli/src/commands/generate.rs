@@ -312,7 +312,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
     Ok(i32::from(!result.success))
 }
 
-fn live_view(hidden: bool) -> Option<ProgressBar> {
+pub(crate) fn live_view(hidden: bool) -> Option<ProgressBar> {
     if hidden || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         return None;
     }
@@ -325,7 +325,7 @@ fn live_view(hidden: bool) -> Option<ProgressBar> {
     Some(bar)
 }
 
-fn describe(p: &Progress) -> String {
+pub(crate) fn describe(p: &Progress) -> String {
     let last = p
         .last_run
         .map(|(passed, failed)| format!(" · last run {passed} passed, {failed} failing"))
@@ -344,7 +344,7 @@ fn describe(p: &Progress) -> String {
     clippy::print_stderr,
     reason = "the final summary is progress output, on stderr"
 )]
-fn summary(result: &GenerationResult, out: &Path) {
+pub(crate) fn summary(result: &GenerationResult, out: &Path) {
     let verdict = if result.success {
         "tests pass"
     } else {

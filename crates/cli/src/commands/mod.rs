@@ -12,6 +12,7 @@ pub(crate) mod generate;
 pub(crate) mod input;
 pub(crate) mod policy;
 pub(crate) mod profile;
+pub(crate) mod resume;
 pub(crate) mod run;
 pub(crate) mod sandbox;
 pub(crate) mod schema;
@@ -23,6 +24,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Schema(args) => schema::run(&args, &cli.global),
         Command::Generate(args) => {
             exit_code(runtime()?.block_on(cancel_on_signal(generate::run(*args, &cli.global))))
+        }
+        Command::Resume(args) => {
+            exit_code(runtime()?.block_on(cancel_on_signal(resume::run(args, &cli.global))))
         }
         Command::Run(args) => exit_code(runtime()?.block_on(cancel_on_signal(run::run(args)))),
         Command::Sandbox(args) => {
