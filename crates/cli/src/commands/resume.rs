@@ -48,7 +48,9 @@ pub(crate) async fn run(args: ResumeArgs, global: &GlobalArgs) -> anyhow::Result
     let run_dir = std::path::absolute(&args.run_dir)
         .with_context(|| format!("{}", args.run_dir.display()))?;
     let file = journal::read(&run_dir)?;
+    // A run killed after its finish line but before `result.json` replays to its end.
     if let Some(finish) = file.finish()
+        && run_dir.join("result.json").exists()
         && !args.force
     {
         bail!(

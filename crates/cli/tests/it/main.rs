@@ -14,6 +14,7 @@ mod generate;
 mod human;
 mod pandera;
 mod policy;
+mod resume;
 mod robustness;
 mod snapshots;
 
