@@ -4,9 +4,9 @@
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    completions::CompletionsArgs, eval::EvalArgs, generate::GenerateArgs, policy::PolicyArgs,
-    profile::ProfileArgs, resume::ResumeArgs, run::RunArgs, sandbox::SandboxArgs,
-    schema::SchemaArgs,
+    cache::CacheArgs, completions::CompletionsArgs, eval::EvalArgs, generate::GenerateArgs,
+    policy::PolicyArgs, profile::ProfileArgs, resume::ResumeArgs, run::RunArgs,
+    sandbox::SandboxArgs, schema::SchemaArgs,
 };
 
 /// Turn a plain-language task plus sample data into a tested Python script.
@@ -66,6 +66,8 @@ pub(crate) enum Command {
     /// data, compare with the reference outputs, print the table and write `eval.json`.
     #[command(after_help = EVAL_EXIT_CODES)]
     Eval(Box<EvalArgs>),
+    /// Trim or empty the model-call cache (`generate --model-cache`).
+    Cache(CacheArgs),
     /// Try scripts in the sandbox, and check which sandbox backends work here.
     Sandbox(SandboxArgs),
     /// Check shell commands against the agent's command policy.

@@ -207,6 +207,15 @@ impl LlmClient {
             .push(store);
     }
 
+    /// Adds a store asked before every other.
+    pub fn add_store_first(&self, store: Arc<dyn CallStore>) {
+        self.inner
+            .stores
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(0, store);
+    }
+
     /// Removes a store added with [`LlmClient::add_store`].
     pub fn remove_store(&self, store: &Arc<dyn CallStore>) {
         self.inner
@@ -361,6 +370,7 @@ impl LlmClient {
                 text: &reply.text,
                 usage: reply.usage,
                 latency,
+                counts,
             };
             for (i, store) in stores.iter().enumerate() {
                 if answered_by != Some(i) {

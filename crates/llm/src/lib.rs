@@ -26,6 +26,7 @@
 //! # Ok(()) }
 //! ```
 
+mod cache;
 mod client;
 mod config;
 mod error;
@@ -39,6 +40,9 @@ mod templates;
 mod transport;
 mod wire;
 
+pub use cache::{
+    CacheStats, Eviction, MODEL_CACHE_DIR_ENV_VAR, ModelCache, ModelCacheMode, cache_size, evict,
+};
 pub use client::LlmClient;
 pub use config::{CallParams, LlmConfig, RetryPolicy, StructuredMode, Timeouts};
 pub use error::LlmError;

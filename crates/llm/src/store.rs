@@ -48,6 +48,8 @@ pub struct Answered<'a> {
     pub usage: Usage,
     /// How long the call took.
     pub latency: Duration,
+    /// Whether it counts as a model call (`false`: a cache answered it for free).
+    pub counts: bool,
 }
 
 /// Somewhere answers are kept.

@@ -121,7 +121,8 @@ async fn run(
         Some(file) => Journal::resume(file)?,
     });
     let store: Arc<dyn CallStore> = journal.clone();
-    client.add_store(store.clone());
+    // Before any cache: a journaled answer stands for the call the run made.
+    client.add_store_first(store.clone());
     let _store = StoreGuard { client, store };
     let throwaway_cache = tempfile::tempdir_in(&options.out_dir).ok();
     let cache = env_cache(

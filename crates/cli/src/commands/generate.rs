@@ -121,6 +121,10 @@ pub(crate) struct GenerateArgs {
     outputs: Vec<String>,
     #[command(flatten)]
     model: ModelArgs,
+    /// The model-call cache (`$XDG_CACHE_HOME/autocoder/models`): `auto` answers a request made
+    /// before from it, `refresh` asks again and keeps the new answer, `off` leaves it alone.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "refresh", "off"])]
+    model_cache: String,
     /// Test runs at most.
     #[arg(long, default_value_t = 10)]
     max_iterations: u32,
@@ -291,6 +295,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         Some(out.join("conversation.jsonl")),
         args.prompting.prompts_dir.clone(),
     )?;
+    crate::commands::cache::install(&client, &args.model_cache)?;
     let live = live_view(global.quiet || args.json);
     let on_progress = |progress: &Progress| {
         let status = describe(progress);

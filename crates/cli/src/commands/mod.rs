@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use crate::cli::{Cli, Command};
 use crate::signals::cancel_on_signal;
 
+pub(crate) mod cache;
 pub(crate) mod completions;
 pub(crate) mod constraint;
 pub(crate) mod eval;
@@ -32,6 +33,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sandbox(args) => {
             exit_code(runtime()?.block_on(cancel_on_signal(sandbox::run(args))))
         }
+        Command::Cache(args) => exit_code(cache::run(&args)),
         Command::Policy(args) => exit_code(policy::run(args)),
         Command::Eval(args) => {
             exit_code(runtime()?.block_on(cancel_on_signal(eval::run(*args, &cli.global))))

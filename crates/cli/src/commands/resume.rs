@@ -39,6 +39,9 @@ pub(crate) struct ResumeArgs {
     /// repeatable.
     #[arg(long = "env", value_name = "KEY=VALUE")]
     env_vars: Vec<String>,
+    /// The model-call cache for the calls the journal does not have: auto, refresh or off.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "refresh", "off"])]
+    model_cache: String,
     /// Print the result document on stdout and nothing else.
     #[arg(long)]
     json: bool,
@@ -107,6 +110,7 @@ pub(crate) async fn run(args: ResumeArgs, global: &GlobalArgs) -> anyhow::Result
     }
     config.conversation_log = Some(run_dir.join("conversation.jsonl"));
     let client = LlmClient::new(config)?;
+    crate::commands::cache::install(&client, &args.model_cache)?;
     if args.force {
         tracing::info!("starting {} over (--force)", run_dir.display());
     } else {

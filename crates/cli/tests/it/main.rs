@@ -12,6 +12,7 @@ mod examples;
 mod formats;
 mod generate;
 mod human;
+mod model_cache;
 mod pandera;
 mod policy;
 mod resume;

@@ -121,6 +121,7 @@ fn autocoder(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
             "AUTOCODER_ENV_CACHE",
             Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
         )
+        .env("AUTOCODER_MODEL_CACHE_DIR", dir.join("model-cache"))
         .env_remove("RUST_LOG")
         .env_remove(KILL_VAR)
         .envs(vars.iter().copied())

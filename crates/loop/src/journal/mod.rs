@@ -58,6 +58,9 @@ pub enum Line {
         usage: LlmUsage,
         /// How long it took.
         latency_ms: u64,
+        /// Answered by the model cache: not a model call.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        free: bool,
         /// The provider's answer body.
         response: Value,
     },

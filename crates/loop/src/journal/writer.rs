@@ -109,6 +109,7 @@ impl Journal {
                     fingerprint,
                     occurrence,
                     latency_ms,
+                    free,
                     response,
                     ..
                 } => {
@@ -117,7 +118,7 @@ impl Journal {
                         StoredAnswer {
                             response: response.clone(),
                             latency: Duration::from_millis(*latency_ms),
-                            counts: true,
+                            counts: !free,
                         },
                     );
                 }
@@ -252,6 +253,7 @@ impl CallStore for Journal {
             text: answer.text.to_owned(),
             usage: answer.usage,
             latency_ms: u64::try_from(answer.latency.as_millis()).unwrap_or(u64::MAX),
+            free: !answer.counts,
             response: answer.response.clone(),
         })
         .map_err(|err| match err {
