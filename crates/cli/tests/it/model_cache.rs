@@ -52,7 +52,7 @@ fn entries() -> Vec<Entry> {
 }
 
 fn autocoder(dir: &Path, args: &[String]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_autocoder"))
+    Command::new(binary())
         .args(args)
         .current_dir(dir)
         .env("SCRIPTED_KEY", "sk-scripted")
@@ -172,4 +172,11 @@ async fn an_identical_generation_is_answered_from_the_cache() {
     .unwrap();
     let text = String::from_utf8_lossy(&clean.stdout);
     assert!(text.contains("removed 6 answer(s), kept 0"), "{text}");
+}
+
+/// The binary under test: `$AUTOCODER_TEST_BIN` when set (a copy kept apart from a target
+/// directory that other worktrees build into), else cargo's.
+fn binary() -> std::path::PathBuf {
+    std::env::var_os("AUTOCODER_TEST_BIN")
+        .map_or_else(|| env!("CARGO_BIN_EXE_autocoder").into(), Into::into)
 }

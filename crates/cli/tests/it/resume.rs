@@ -113,7 +113,7 @@ fn workdir() -> tempfile::TempDir {
 }
 
 fn autocoder(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_autocoder"))
+    Command::new(binary())
         .args(args)
         .current_dir(dir)
         .env("SCRIPTED_KEY", "sk-scripted")
@@ -464,4 +464,11 @@ async fn max_iterations_may_only_grow_on_resume() {
         "{}",
         stderr(&out)
     );
+}
+
+/// The binary under test: `$AUTOCODER_TEST_BIN` when set (a copy kept apart from a target
+/// directory that other worktrees build into), else cargo's.
+fn binary() -> std::path::PathBuf {
+    std::env::var_os("AUTOCODER_TEST_BIN")
+        .map_or_else(|| env!("CARGO_BIN_EXE_autocoder").into(), Into::into)
 }
