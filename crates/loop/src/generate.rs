@@ -24,6 +24,7 @@ use crate::hand_written::hand_written_expectations;
 use crate::installable::keep_installable;
 use crate::journal::{Journal, JournalFile, Line, RequestRecord};
 use crate::options::{CacheMode, GenerateOptions};
+use crate::outcome_cache::run_pytest_or_reuse;
 use crate::prompt::{TaskView, render};
 use crate::reclassify::mask_addresses;
 use crate::repairs::{fragment_repaired, script_repaired, tests_repaired};
@@ -1048,7 +1049,8 @@ impl Driver<'_> {
         let report = match self.journal.test_run(number, &files) {
             Some(report) => report,
             None => {
-                let report = self.sandbox.run_pytest(&spec, &work).await?;
+                let report =
+                    run_pytest_or_reuse(self.sandbox, &spec, &work, &self.options.sandbox).await?;
                 self.journal.record_tests(number, &files, &report)?;
                 report
             }

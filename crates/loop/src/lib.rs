@@ -17,6 +17,7 @@ pub mod journal;
 mod merge;
 mod missing_imports;
 pub mod options;
+pub mod outcome_cache;
 mod output_rules;
 pub mod prompt;
 pub mod reclassify;

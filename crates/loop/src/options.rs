@@ -47,6 +47,9 @@ pub struct SandboxOptions {
     pub cache_dir: Option<PathBuf>,
     /// Whether cached environments are reused.
     pub cache: CacheMode,
+    /// Serve a test run or a script run identical to an earlier one (same script, tests,
+    /// environment and input bytes) from the outcome cache instead of running it again.
+    pub reuse: bool,
 }
 
 impl Default for SandboxOptions {
@@ -58,6 +61,7 @@ impl Default for SandboxOptions {
             env_vars: Vec::new(),
             cache_dir: None,
             cache: CacheMode::Auto,
+            reuse: false,
         }
     }
 }

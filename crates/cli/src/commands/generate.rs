@@ -198,6 +198,10 @@ pub(crate) struct SandboxArgs {
     /// (`disable`).
     #[arg(long, default_value = "auto", value_parser = ["auto", "override", "disable"])]
     cache: String,
+    /// Serve a sandbox run identical to an earlier one (same script, tests, environment and
+    /// input bytes) from the outcome cache instead of running it again; says so when it does.
+    #[arg(long)]
+    reuse: bool,
 }
 
 impl SandboxArgs {
@@ -226,6 +230,7 @@ impl SandboxArgs {
             env_vars,
             cache_dir: None,
             cache: CacheMode::from_name(&self.cache).unwrap_or_default(),
+            reuse: self.reuse,
         })
     }
 }

@@ -4,6 +4,7 @@
 #![allow(clippy::disallowed_methods)] // tests run the binary and the real Python interpreter
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
+mod caches;
 mod constraints;
 mod conventions;
 mod errors;
@@ -12,7 +13,6 @@ mod examples;
 mod formats;
 mod generate;
 mod human;
-mod model_cache;
 mod pandera;
 mod policy;
 mod resume;

@@ -90,6 +90,9 @@ pub struct SandboxRecord {
     pub cache_dir: Option<PathBuf>,
     /// `auto`, `override` or `disable`.
     pub cache: String,
+    /// Whether identical sandbox runs are served from the outcome cache.
+    #[serde(default)]
+    pub reuse: bool,
 }
 
 /// The model's settings (the API key is never here: only the variable that holds it).
@@ -176,6 +179,7 @@ impl RequestRecord {
                     .collect(),
                 cache_dir: options.sandbox.cache_dir.clone(),
                 cache: cache_name(options.sandbox.cache).to_owned(),
+                reuse: options.sandbox.reuse,
             },
             prompts_dir: options.prompts_dir.clone(),
             tests_see_code: options.tests_see_code,
@@ -247,6 +251,7 @@ impl RequestRecord {
                 env_vars,
                 cache_dir: s.cache_dir.clone(),
                 cache: CacheMode::from_name(&s.cache).unwrap_or_default(),
+                reuse: s.reuse,
             },
             prompts_dir: self.prompts_dir.clone(),
             tests_see_code: self.tests_see_code,

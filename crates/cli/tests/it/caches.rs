@@ -1,4 +1,4 @@
-//! The model-call cache of `autocoder generate`: a second identical generation sends no HTTP
+//! The caches. The model-call cache of `autocoder generate`: a second identical generation sends no HTTP
 //! request and spends no token; a changed sampling parameter or `--model-cache refresh` asks
 //! again; `cache clean` empties it and `sandbox doctor` shows its size.
 
@@ -179,4 +179,121 @@ async fn an_identical_generation_is_answered_from_the_cache() {
 fn binary() -> std::path::PathBuf {
     std::env::var_os("AUTOCODER_TEST_BIN")
         .map_or_else(|| env!("CARGO_BIN_EXE_autocoder").into(), Into::into)
+}
+
+async fn autocoder_in(dir: &Path, args: &[&str]) -> Output {
+    let dir = dir.to_owned();
+    let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+    tokio::task::spawn_blocking(move || autocoder(&dir, &args))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reuse_serves_identical_sandbox_runs_from_the_outcome_cache() {
+    let server = ScriptedServer::start(Script::new(entries())).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sales.csv"),
+        "region,qty,price\nnorth,3,2.5\nsouth,2,4.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("more.csv"),
+        "region,qty,price\neast,10,1.5\n",
+    )
+    .unwrap();
+    let base = server.base_url();
+    let outcomes = dir.path().join("outcomes");
+    let with_outcomes = |args: &[&str]| {
+        let dir = dir.path().to_owned();
+        let outcomes = outcomes.clone();
+        let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+        tokio::task::spawn_blocking(move || {
+            Command::new(binary())
+                .args(&args)
+                .current_dir(&dir)
+                .env("SCRIPTED_KEY", "sk-scripted")
+                .env(
+                    "AUTOCODER_ENV_CACHE",
+                    Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
+                )
+                .env("AUTOCODER_MODEL_CACHE_DIR", dir.join("model-cache"))
+                .env("AUTOCODER_OUTCOME_CACHE_DIR", &outcomes)
+                .env_remove("RUST_LOG")
+                .output()
+                .unwrap()
+        })
+    };
+    let generate = |out: &'static str| {
+        with_outcomes(&[
+            "generate",
+            "--prompt",
+            "Total revenue of the sales file.",
+            "--sample",
+            "sales=sales.csv",
+            "--output",
+            "total:float",
+            "--model",
+            "openai/scripted",
+            "--api-base",
+            &base,
+            "--api-key-env",
+            "SCRIPTED_KEY",
+            "--out",
+            out,
+            "--reuse",
+        ])
+    };
+    let first = generate("run1").await.unwrap();
+    let said = |out: &Output| String::from_utf8_lossy(&out.stderr).contains("--reuse:");
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(!said(&first), "nothing to reuse yet");
+    let second = generate("run2").await.unwrap();
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert!(said(&second), "{}", String::from_utf8_lossy(&second.stderr));
+    assert!(dir.path().join("run2/result.json").exists());
+
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "run1", "--json", "--reuse"];
+        args.extend_from_slice(extra);
+        with_outcomes(&args)
+    };
+    let ran = run(&[]).await.unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert!(!said(&ran));
+    let again = run(&[]).await.unwrap();
+    assert!(said(&again), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(again.stdout, ran.stdout, "the same outputs");
+    let other = run(&["--", "--sales", "more.csv"]).await.unwrap();
+    assert!(
+        other.status.success(),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
+    );
+    assert!(!said(&other), "other input bytes miss");
+    let outputs: Value = serde_json::from_slice(&other.stdout).unwrap();
+    assert_eq!(outputs, json!({"total": 15.0}));
+
+    // `run --cache disable` builds the environment in a throwaway cache: it still runs.
+    let throwaway =
+        autocoder_in(dir.path(), &["run", "run1", "--json", "--cache", "disable"]).await;
+    assert!(
+        throwaway.status.success(),
+        "{}",
+        String::from_utf8_lossy(&throwaway.stderr)
+    );
+    assert_eq!(throwaway.stdout, ran.stdout);
 }
