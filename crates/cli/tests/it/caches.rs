@@ -1,6 +1,8 @@
-//! The caches. The model-call cache of `autocoder generate`: a second identical generation sends no HTTP
-//! request and spends no token; a changed sampling parameter or `--model-cache refresh` asks
-//! again; `cache clean` empties it and `sandbox doctor` shows its size.
+//! The caches. The model-call cache of `autocoder generate`: a second identical generation
+//! sends no HTTP request and spends no token; a changed sampling parameter or `--model-cache
+//! refresh` asks again; `cache clean` empties it and `sandbox doctor` shows its size. The
+//! outcome cache (`--reuse`): an identical test run or `autocoder run` is served from it and
+//! says so; other input bytes miss.
 
 use std::path::Path;
 use std::process::{Command, Output};
