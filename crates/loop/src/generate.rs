@@ -10,8 +10,9 @@ use std::time::Instant;
 use autocoder_llm::{CallStore, LlmClient, LlmError};
 use autocoder_prompts::Prompts;
 use autocoder_sandbox::{
-    Backend, Env, EnvCache, EnvSpec, Input as SandboxInput, Interpreter, Outcome, PytestSpec,
-    Sandbox, SandboxError, SourceFile, TestReport, Value as SandboxValue, imports_to_packages,
+    Backend, Env, EnvCache, EnvSpec, ImportAnalysis, Input as SandboxInput, Interpreter, Outcome,
+    PytestSpec, Sandbox, SandboxError, SourceFile, TestReport, Value as SandboxValue,
+    imports_to_packages,
 };
 use serde_json::json;
 
@@ -111,8 +112,6 @@ async fn run(
     };
     let sandbox = Sandbox::new(options.sandbox.backend);
     sandbox.check()?;
-    let python = autocoder_sandbox::PythonSpec::Default.command();
-    let interpreter = Interpreter::probe(&python).await?;
     let run_dir = RunDir::create(&options.out_dir)?;
     let journal = Arc::new(match resumed {
         None => Journal::create(
@@ -125,6 +124,12 @@ async fn run(
     // Before any cache: a journaled answer stands for the call the run made.
     client.add_store_first(store.clone());
     let _store = StoreGuard { client, store };
+    let python = autocoder_sandbox::PythonSpec::Default.command();
+    let interpreter = journal
+        .memo("interpreter", &python.display().to_string(), async {
+            Interpreter::probe(&python).await.map_err(LoopError::from)
+        })
+        .await?;
     let throwaway_cache = tempfile::tempdir_in(&options.out_dir).ok();
     let cache = env_cache(
         options,
@@ -541,6 +546,20 @@ struct Driver<'a> {
 }
 
 impl Driver<'_> {
+    /// The imports of `code` and the distributions they need (journaled: a resumed run does
+    /// not start Python again for a version of the script it analysed before).
+    async fn imports(&self, code: &str, local: &[&str]) -> Result<ImportAnalysis, LoopError> {
+        let python = &self.interpreter.executable;
+        let mut parts = vec![python.to_str().unwrap_or_default(), code];
+        parts.extend_from_slice(local);
+        let key = crate::journal::digest(&parts);
+        self.journal
+            .memo("imports", &key, async {
+                Ok::<_, LoopError>(imports_to_packages(python, code, local).await?)
+            })
+            .await
+    }
+
     /// Tokens and time are booked to the iteration of the test run that precedes them.
     fn account(&mut self, tokens: u64, is_run: bool, runs: u32) {
         if is_run {
@@ -681,9 +700,7 @@ impl Driver<'_> {
             spent += usage;
             let mut answer = answer;
             answer.code = script_repaired(answer.code);
-            let analysis =
-                imports_to_packages(&self.interpreter.executable, &answer.code, &["solution"])
-                    .await?;
+            let analysis = self.imports(&answer.code, &["solution"]).await?;
             self.imports = analysis.distributions.iter().cloned().collect();
             let packages = match analysis.syntax_error {
                 Some(error) if not_yet_said(&notes, NOT_COMPILED) => {
@@ -747,12 +764,7 @@ impl Driver<'_> {
             };
             let tests = tests_repaired(tests);
             spent += usage;
-            let analysis = imports_to_packages(
-                &self.interpreter.executable,
-                &tests,
-                &["solution", "conftest"],
-            )
-            .await?;
+            let analysis = self.imports(&tests, &["solution", "conftest"]).await?;
             let by_hand = hand_written_expectations(&tests);
             let imported = if code.is_none() {
                 solution_imports(&tests)
@@ -859,9 +871,7 @@ impl Driver<'_> {
             let mut fixed = apply_edits(&current, &edits);
             fixed.code = script_repaired(fixed.code);
             if fixed.changed(&current) {
-                let analysis =
-                    imports_to_packages(&self.interpreter.executable, &fixed.code, &["solution"])
-                        .await?;
+                let analysis = self.imports(&fixed.code, &["solution"]).await?;
                 match analysis.syntax_error {
                     Some(error) if not_yet_said(&rejected, NOT_COMPILED) => {
                         tracing::info!(%error, "the fixed script does not compile; asking again");

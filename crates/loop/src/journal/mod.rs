@@ -102,6 +102,16 @@ pub enum Line {
         /// The routed failures.
         routes: Vec<RoutedFailure>,
     },
+    /// The result of a local computation the run depends on (the interpreter's description, an
+    /// import analysis), so a resumed run need not start Python to redo it.
+    Memo {
+        /// What was computed (`interpreter`, `imports`).
+        what: String,
+        /// SHA-256 of its inputs.
+        key: String,
+        /// The result.
+        value: Value,
+    },
     /// The end of the loop.
     Finish {
         /// How it ended.
@@ -119,6 +129,7 @@ impl Line {
             Line::Tests { .. } => "tests",
             Line::Event { .. } => "event",
             Line::Routes { .. } => "routes",
+            Line::Memo { .. } => "memo",
             Line::Finish { .. } => "finish",
         }
     }

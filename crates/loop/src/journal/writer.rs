@@ -42,6 +42,8 @@ struct State {
     answers: HashMap<(String, u32), StoredAnswer>,
     /// Journaled test runs by number: the files' digest and the report.
     tests: HashMap<u32, (String, TestReport)>,
+    /// Journaled computations by what and key.
+    memos: HashMap<(String, String), serde_json::Value>,
     /// Lines written by this process.
     written: u64,
 }
@@ -131,6 +133,11 @@ impl Journal {
                     state
                         .tests
                         .insert(*number, (files.clone(), report.as_ref().clone()));
+                }
+                Line::Memo { what, key, value } => {
+                    state
+                        .memos
+                        .insert((what.clone(), key.clone()), value.clone());
                 }
                 Line::Header { .. } => {}
                 derived => *state.existing.entry(derived.kind()).or_default() += 1,
@@ -229,6 +236,38 @@ impl Journal {
             failed,
             report: Box::new(report.clone()),
         })
+    }
+
+    /// `compute()`, or its journaled result for the same `what` and `key` (a digest of its
+    /// inputs). A new result is journaled before it is returned.
+    pub async fn memo<T, E, F>(&self, what: &str, key: &str, compute: F) -> Result<T, E>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+        E: From<JournalError>,
+        F: std::future::Future<Output = Result<T, E>>,
+    {
+        let kept = self
+            .state()
+            .memos
+            .get(&(what.to_owned(), key.to_owned()))
+            .cloned();
+        if let Some(value) = kept.and_then(|v| serde_json::from_value(v).ok()) {
+            return Ok(value);
+        }
+        let value = compute.await?;
+        let json = serde_json::to_value(&value).map_err(|e| JournalError::Io {
+            path: self.path.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        self.state()
+            .memos
+            .insert((what.to_owned(), key.to_owned()), json.clone());
+        self.write(&Line::Memo {
+            what: what.to_owned(),
+            key: key.to_owned(),
+            value: json,
+        })?;
+        Ok(value)
     }
 
     /// Journaled answers not served (a resumed run that took another path leaves some).
