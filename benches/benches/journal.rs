@@ -10,6 +10,11 @@
 //!   answer and test run served from the journal) until `result.json` is written. The scripted
 //!   server is asserted to see no request.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    clippy::print_stderr,
+    clippy::too_many_lines,
+    reason = "a bench that reports the journals it measures, set up in one function"
+)]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -82,7 +87,7 @@ fn diagnosis() -> Entry {
     )
 }
 
-fn plan_code_tests(code: String) -> Vec<Entry> {
+fn plan_code_tests(code: &str) -> Vec<Entry> {
     vec![
         Entry::step(
             "plan",
@@ -100,7 +105,7 @@ fn plan_code_tests(code: String) -> Vec<Entry> {
 
 /// Fail, diagnose, fix, pass.
 fn two_iterations() -> Vec<Entry> {
-    let mut entries = plan_code_tests(script(BAD));
+    let mut entries = plan_code_tests(&script(BAD));
     entries.push(diagnosis());
     entries.push(Entry::step(
         "fix_code",
@@ -112,7 +117,7 @@ fn two_iterations() -> Vec<Entry> {
 /// Ten failing runs: every fix is a new wrong script; test fixes (after a reclassification)
 /// keep the test.
 fn ten_failing_iterations() -> Vec<Entry> {
-    let mut entries = plan_code_tests(script(BAD));
+    let mut entries = plan_code_tests(&script(BAD));
     for i in 1..=12 {
         entries.push(diagnosis());
         let wrong = format!("float(row[\"qty\"]) + {i}");

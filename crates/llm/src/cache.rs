@@ -6,6 +6,7 @@
 //! One file per answer under `DIR/<2 hex>/<64 hex>.json`, written atomically; eviction by age
 //! and total size, oldest first.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -131,11 +132,10 @@ impl ModelCache {
             hasher.update(part.as_bytes());
         }
         hasher.update(key.occurrence.to_le_bytes());
-        let hex: String = hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let mut hex = String::with_capacity(64);
+        for byte in hasher.finalize() {
+            let _ = write!(hex, "{byte:02x}");
+        }
         self.dir.join(&hex[..2]).join(format!("{hex}.json"))
     }
 }

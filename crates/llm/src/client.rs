@@ -298,24 +298,7 @@ impl LlmClient {
     ) -> Result<Completion, LlmError> {
         let inner = &*self.inner;
         let started = Instant::now();
-        let stores = inner
-            .stores
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let print = (!stores.is_empty() || inner.recorder.is_some()).then(|| fingerprint(&body));
-        let occurrence = match &print {
-            Some(print) if !stores.is_empty() => {
-                let mut seen = inner
-                    .occurrences
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                let count = seen.entry(print.clone()).or_default();
-                *count += 1;
-                *count - 1
-            }
-            _ => 0,
-        };
+        let (stores, print, occurrence) = self.stores_and_fingerprint(&body);
         let key = print.as_deref().map(|fingerprint| CallKey {
             index,
             step,
@@ -323,15 +306,15 @@ impl LlmClient {
             occurrence,
             request: &body,
         });
-        let stored = key.as_ref().and_then(|key| {
+        let kept = key.as_ref().and_then(|key| {
             stores
                 .iter()
                 .enumerate()
                 .find_map(|(i, store)| store.lookup(key).map(|answer| (i, answer)))
         });
-        let answered_by = stored.as_ref().map(|(i, _)| *i);
+        let answered_by = kept.as_ref().map(|(i, _)| *i);
         let mut counts = true;
-        let (response, retries, latency) = if let Some((_, answer)) = stored {
+        let (response, retries, latency) = if let Some((_, answer)) = kept {
             let StoredAnswer {
                 response,
                 latency,
@@ -372,11 +355,7 @@ impl LlmClient {
                 latency,
                 counts,
             };
-            for (i, store) in stores.iter().enumerate() {
-                if answered_by != Some(i) {
-                    store.store(key, &answered)?;
-                }
-            }
+            tell_stores(&stores, answered_by, key, &answered)?;
         }
         if let Some(recorder) = &inner.recorder {
             let call = RecordedCall {
@@ -410,6 +389,34 @@ impl LlmClient {
             latency,
             finish_reason: reply.finish_reason,
         })
+    }
+
+    /// The stores; the request's fingerprint when a store or the recorder needs it; and, for
+    /// the stores, how many requests with that fingerprint came before.
+    fn stores_and_fingerprint(
+        &self,
+        body: &Value,
+    ) -> (Vec<Arc<dyn CallStore>>, Option<String>, u32) {
+        let inner = &*self.inner;
+        let stores = inner
+            .stores
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let print = (!stores.is_empty() || inner.recorder.is_some()).then(|| fingerprint(body));
+        let occurrence = match &print {
+            Some(print) if !stores.is_empty() => {
+                let mut seen = inner
+                    .occurrences
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let count = seen.entry(print.clone()).or_default();
+                *count += 1;
+                *count - 1
+            }
+            _ => 0,
+        };
+        (stores, print, occurrence)
     }
 
     fn log_attempts(
@@ -483,6 +490,21 @@ impl Totals {
             total.latency += latency;
         }
     }
+}
+
+/// Gives an answer to every store but the one it came from.
+fn tell_stores(
+    stores: &[Arc<dyn CallStore>],
+    answered_by: Option<usize>,
+    key: &CallKey<'_>,
+    answered: &Answered<'_>,
+) -> Result<(), LlmError> {
+    for (i, store) in stores.iter().enumerate() {
+        if answered_by != Some(i) {
+            store.store(key, answered)?;
+        }
+    }
+    Ok(())
 }
 
 fn resolve_mode(mode: StructuredMode, provider: Provider) -> Result<StructuredMode, LlmError> {

@@ -94,6 +94,73 @@ impl Drop for StoreGuard<'_> {
     }
 }
 
+/// What the live view shows before `action`.
+fn progress_of(session: &Session, action: &Action, started: Instant) -> Progress {
+    Progress {
+        iteration: session.runs(),
+        step: step_name(action),
+        elapsed_seconds: started.elapsed().as_secs(),
+        tokens: session.tokens(),
+        last_run: session
+            .last_run()
+            .map(|r| (r.passed().count(), r.failures().count())),
+        packages: session.packages(),
+    }
+}
+
+/// The default interpreter, as the journal remembers it (a resumed run starts no Python).
+async fn probe_interpreter(journal: &Journal) -> Result<Interpreter, LoopError> {
+    let python = autocoder_sandbox::PythonSpec::Default.command();
+    journal
+        .memo("interpreter", &python.display().to_string(), async {
+            Interpreter::probe(&python).await.map_err(LoopError::from)
+        })
+        .await
+}
+
+/// Journals an event before the session applies it; a test run's line (the whole report) is
+/// written by the run itself.
+fn journal_event(journal: &Journal, step: &str, event: &Event) -> Result<(), LoopError> {
+    if matches!(event, Event::TestsRan(_)) {
+        return Ok(());
+    }
+    journal.record(&Line::Event {
+        step: step.to_owned(),
+        event: Box::new(event.clone()),
+    })?;
+    Ok(())
+}
+
+/// Journals where the last diagnosis sent each failure.
+fn journal_routes(journal: &Journal, session: &Session) -> Result<(), LoopError> {
+    if let Some(last) = session.history().last() {
+        journal.record(&Line::Routes {
+            iteration: last.number,
+            routes: last.routes.clone(),
+        })?;
+    }
+    Ok(())
+}
+
+/// The run's journal, new or resumed, put on the client before any cache (a journaled answer
+/// stands for the call the run made); the guard takes it off again.
+fn open_journal<'a>(
+    options: &GenerateOptions,
+    client: &'a LlmClient,
+    resumed: Option<&JournalFile>,
+) -> Result<(Arc<Journal>, StoreGuard<'a>), LoopError> {
+    let journal = Arc::new(match resumed {
+        None => Journal::create(
+            &options.out_dir,
+            &RequestRecord::new(options, client.config()),
+        )?,
+        Some(file) => Journal::resume(file)?,
+    });
+    let store: Arc<dyn CallStore> = journal.clone();
+    client.add_store_first(store.clone());
+    Ok((journal, StoreGuard { client, store }))
+}
+
 async fn run(
     options: &GenerateOptions,
     client: &LlmClient,
@@ -113,23 +180,8 @@ async fn run(
     let sandbox = Sandbox::new(options.sandbox.backend);
     sandbox.check()?;
     let run_dir = RunDir::create(&options.out_dir)?;
-    let journal = Arc::new(match resumed {
-        None => Journal::create(
-            &options.out_dir,
-            &RequestRecord::new(options, client.config()),
-        )?,
-        Some(file) => Journal::resume(file)?,
-    });
-    let store: Arc<dyn CallStore> = journal.clone();
-    // Before any cache: a journaled answer stands for the call the run made.
-    client.add_store_first(store.clone());
-    let _store = StoreGuard { client, store };
-    let python = autocoder_sandbox::PythonSpec::Default.command();
-    let interpreter = journal
-        .memo("interpreter", &python.display().to_string(), async {
-            Interpreter::probe(&python).await.map_err(LoopError::from)
-        })
-        .await?;
+    let (journal, _store) = open_journal(options, client, resumed)?;
+    let interpreter = probe_interpreter(&journal).await?;
     let throwaway_cache = tempfile::tempdir_in(&options.out_dir).ok();
     let cache = env_cache(
         options,
@@ -183,16 +235,7 @@ async fn run(
     let mut session = Session::new(options.limits, &options.base_packages);
     let finish = loop {
         let action = session.next_action();
-        progress(&Progress {
-            iteration: session.runs(),
-            step: step_name(&action),
-            elapsed_seconds: started.elapsed().as_secs(),
-            tokens: session.tokens(),
-            last_run: session
-                .last_run()
-                .map(|r| (r.passed().count(), r.failures().count())),
-            packages: session.packages(),
-        });
+        progress(&progress_of(&session, &action, started));
         if let Action::Finish(finish) = action {
             break finish;
         }
@@ -203,19 +246,10 @@ async fn run(
         };
         let is_run = matches!(event, Event::TestsRan(_));
         let diagnosed = matches!(event, Event::Diagnosed { .. });
-        if !is_run {
-            // A test run's line (the whole report) is written by the run itself.
-            journal.record(&Line::Event {
-                step: step.to_owned(),
-                event: Box::new(event.clone()),
-            })?;
-        }
+        journal_event(&journal, step, &event)?;
         session.apply(event);
-        if diagnosed && let Some(last) = session.history().last() {
-            journal.record(&Line::Routes {
-                iteration: last.number,
-                routes: last.routes.clone(),
-            })?;
+        if diagnosed {
+            journal_routes(&journal, &session)?;
         }
         driver.account(session.tokens() - tokens_before, is_run, session.runs());
     };
@@ -1056,14 +1090,13 @@ impl Driver<'_> {
             session.code().unwrap_or_default(),
             session.tests().unwrap_or_default(),
         ]);
-        let report = match self.journal.test_run(number, &files) {
-            Some(report) => report,
-            None => {
-                let report =
-                    run_pytest_or_reuse(self.sandbox, &spec, &work, &self.options.sandbox).await?;
-                self.journal.record_tests(number, &files, &report)?;
-                report
-            }
+        let report = if let Some(report) = self.journal.test_run(number, &files) {
+            report
+        } else {
+            let report =
+                run_pytest_or_reuse(self.sandbox, &spec, &work, &self.options.sandbox).await?;
+            self.journal.record_tests(number, &files, &report)?;
+            report
         };
         let output = format!("{}{}", report.stdout, report.stderr);
         self.run_dir.write(

@@ -6,6 +6,7 @@
 //! script run. Entries are written atomically (a directory renamed into place).
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -73,12 +74,11 @@ impl OutcomeKey {
     }
 
     fn hex(&self) -> String {
-        self.hasher
-            .clone()
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        let mut hex = String::with_capacity(64);
+        for byte in self.hasher.clone().finalize() {
+            let _ = write!(hex, "{byte:02x}");
+        }
+        hex
     }
 }
 

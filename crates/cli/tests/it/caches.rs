@@ -63,6 +63,7 @@ fn autocoder(dir: &Path, args: &[String]) -> Output {
             Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
         )
         .env("AUTOCODER_MODEL_CACHE_DIR", dir.join("model-cache"))
+        .env("AUTOCODER_OUTCOME_CACHE_DIR", dir.join("outcomes"))
         .env_remove("RUST_LOG")
         .output()
         .unwrap()
@@ -183,12 +184,15 @@ fn binary() -> std::path::PathBuf {
         .map_or_else(|| env!("CARGO_BIN_EXE_autocoder").into(), Into::into)
 }
 
-async fn autocoder_in(dir: &Path, args: &[&str]) -> Output {
+/// Runs `autocoder ARGS` in `dir` on a blocking thread.
+fn autocoder_in(dir: &Path, args: &[&str]) -> impl Future<Output = Output> + use<> {
     let dir = dir.to_owned();
     let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
-    tokio::task::spawn_blocking(move || autocoder(&dir, &args))
-        .await
-        .unwrap()
+    async move {
+        tokio::task::spawn_blocking(move || autocoder(&dir, &args))
+            .await
+            .unwrap()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -206,29 +210,8 @@ async fn reuse_serves_identical_sandbox_runs_from_the_outcome_cache() {
     )
     .unwrap();
     let base = server.base_url();
-    let outcomes = dir.path().join("outcomes");
-    let with_outcomes = |args: &[&str]| {
-        let dir = dir.path().to_owned();
-        let outcomes = outcomes.clone();
-        let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
-        tokio::task::spawn_blocking(move || {
-            Command::new(binary())
-                .args(&args)
-                .current_dir(&dir)
-                .env("SCRIPTED_KEY", "sk-scripted")
-                .env(
-                    "AUTOCODER_ENV_CACHE",
-                    Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
-                )
-                .env("AUTOCODER_MODEL_CACHE_DIR", dir.join("model-cache"))
-                .env("AUTOCODER_OUTCOME_CACHE_DIR", &outcomes)
-                .env_remove("RUST_LOG")
-                .output()
-                .unwrap()
-        })
-    };
     let generate = |out: &'static str| {
-        with_outcomes(&[
+        let args = [
             "generate",
             "--prompt",
             "Total revenue of the sales file.",
@@ -245,9 +228,10 @@ async fn reuse_serves_identical_sandbox_runs_from_the_outcome_cache() {
             "--out",
             out,
             "--reuse",
-        ])
+        ];
+        autocoder_in(dir.path(), &args)
     };
-    let first = generate("run1").await.unwrap();
+    let first = generate("run1").await;
     let said = |out: &Output| String::from_utf8_lossy(&out.stderr).contains("--reuse:");
     assert!(
         first.status.success(),
@@ -255,7 +239,7 @@ async fn reuse_serves_identical_sandbox_runs_from_the_outcome_cache() {
         String::from_utf8_lossy(&first.stderr)
     );
     assert!(!said(&first), "nothing to reuse yet");
-    let second = generate("run2").await.unwrap();
+    let second = generate("run2").await;
     assert!(
         second.status.success(),
         "{}",
@@ -267,19 +251,19 @@ async fn reuse_serves_identical_sandbox_runs_from_the_outcome_cache() {
     let run = |extra: &[&str]| {
         let mut args = vec!["run", "run1", "--json", "--reuse"];
         args.extend_from_slice(extra);
-        with_outcomes(&args)
+        autocoder_in(dir.path(), &args)
     };
-    let ran = run(&[]).await.unwrap();
+    let ran = run(&[]).await;
     assert!(
         ran.status.success(),
         "{}",
         String::from_utf8_lossy(&ran.stderr)
     );
     assert!(!said(&ran));
-    let again = run(&[]).await.unwrap();
+    let again = run(&[]).await;
     assert!(said(&again), "{}", String::from_utf8_lossy(&again.stderr));
     assert_eq!(again.stdout, ran.stdout, "the same outputs");
-    let other = run(&["--", "--sales", "more.csv"]).await.unwrap();
+    let other = run(&["--", "--sales", "more.csv"]).await;
     assert!(
         other.status.success(),
         "{}",

@@ -293,6 +293,7 @@ async fn a_run_killed_after_any_kind_of_step_resumes_without_asking_or_running_a
     let kinds: Vec<String> = whole.journal.iter().map(what).collect();
     for expected in [
         "header",
+        "memo",
         "model plan",
         "model code",
         "model tests",

@@ -50,7 +50,9 @@ struct State {
 
 impl std::fmt::Debug for Journal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Journal").field("path", &self.path).finish()
+        f.debug_struct("Journal")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
