@@ -6,6 +6,8 @@
 //! model answer and test run served from it ([`Journal`]), so nothing paid for is paid again.
 
 mod request;
+#[cfg(test)]
+mod tests;
 mod writer;
 
 use std::path::{Path, PathBuf};
