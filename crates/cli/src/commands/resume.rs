@@ -111,10 +111,8 @@ pub(crate) async fn run(args: ResumeArgs, global: &GlobalArgs) -> anyhow::Result
     config.conversation_log = Some(run_dir.join("conversation.jsonl"));
     let client = LlmClient::new(config)?;
     crate::commands::cache::install(&client, &args.model_cache)?;
-    if args.force {
-        tracing::info!("starting {} over (--force)", run_dir.display());
-    } else {
-        announce(&file);
+    if !(global.quiet || args.json) {
+        announce(&file, args.force);
     }
     let live = live_view(global.quiet || args.json);
     let on_progress = |progress: &Progress| {
@@ -141,11 +139,16 @@ pub(crate) async fn run(args: ResumeArgs, global: &GlobalArgs) -> anyhow::Result
     Ok(i32::from(!result.success))
 }
 
-fn announce(file: &JournalFile) {
-    if file.dropped_partial_line {
-        tracing::warn!("the journal's last line was cut off mid-write; it is dropped");
+#[allow(
+    clippy::print_stderr,
+    reason = "what the resume will skip is progress output, on stderr"
+)]
+fn announce(file: &JournalFile, force: bool) {
+    if force {
+        eprintln!("starting {} over (--force)", file.path.display());
+        return;
     }
-    tracing::info!(
+    eprintln!(
         "resuming from {}: {} model answer(s) and {} test run(s) journaled are not asked for or run again",
         file.path.display(),
         file.model_answers(),
