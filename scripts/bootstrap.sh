@@ -25,6 +25,7 @@ SYSTEM_NEEDS=(
   "curl:curl"
   "pkg-config:pkg-config"
   "debootstrap:debootstrap"  # the sandbox's Docker backend builds its base image with it
+  "chromium:chromium"        # autocoder-report's tests load the HTML report in headless Chromium
 )
 
 ensure_system_packages() {
@@ -35,6 +36,8 @@ ensure_system_packages() {
   done
   # venv and ensurepip ship separately from python3 on Debian.
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv python3-pip)
+  # The report's reference screenshot is drawn with DejaVu Sans.
+  [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
   if [ "${#missing[@]}" -gt 0 ]; then
     say "installing system packages: ${missing[*]}"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq

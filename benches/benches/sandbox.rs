@@ -3,8 +3,12 @@
 //! uv's cache (under 2 s).
 //!
 //! `AUTOCODER_TEST_PYTHON` picks the interpreter (uv is taken from beside it when present);
-//! `AUTOCODER_BENCH_DOCKER=1` adds the Docker backend. On a shared, loaded machine run the built
-//! bench binary under `chrt -f 50` (as root) so other jobs do not inflate every process start.
+//! `AUTOCODER_BENCH_DOCKER=1` adds the Docker backend. Measure on an idle machine: `chrt -f`
+//! no longer helps, since sandboxed scripts drop a real-time policy.
+//!
+//! Measured 2026-11-26, other jobs paused: bare 8.0-8.3 ms, bubblewrap run 20.6-20.9 ms (+12.6
+//! ms; 13.8-14.3 ms before the hardening of issue 17, in the same run), `--sandbox none` 10.2 ms.
+//! The difference is the v1 cgroup migration (`docs/notes/sandbox-hardening.md`).
 //!
 //! Measured 2026-11-23 (2 cores, `chrt -f 50`): bare `python -c pass` 10.3 ms, bubblewrap run
 //! 19.7 ms (+9.4 ms), `--sandbox none` 11.8 ms; environment reuse 11 µs in-process (one ~10 ms

@@ -206,6 +206,7 @@ async fn run_one(
         tests_see_code: options.tests_see_code,
         code_in_fences: options.code_in_fences,
         model: options.model.clone(),
+        ..GenerateOptions::default()
     };
     let started = Instant::now();
     let progress = |p: &Progress| on_event(&EvalEvent::Progress(p));
@@ -243,6 +244,7 @@ async fn run_one(
             record.model_calls = result.model_calls;
             record.input_tokens = result.tokens.input_tokens;
             record.output_tokens = result.tokens.output_tokens;
+            record.cached_tokens = Some(result.tokens.cached_input_tokens);
             if run_dir.join("solution.py").is_file() {
                 on_event(&EvalEvent::Scoring);
                 record.cases = score_generated(task, &run_dir, &options.sandbox).await?;

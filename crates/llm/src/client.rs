@@ -277,10 +277,15 @@ impl LlmClient {
             tool_choice: shape.tool_choice,
             response_format: shape.response_format,
         };
-        let body = match self.inner.transport.wire {
+        let mut body = match self.inner.transport.wire {
             WireFormat::OpenAi => openai::body(&request, self.inner.openai_proper),
             WireFormat::Anthropic => anthropic::body(&request),
         };
+        if let Value::Object(fields) = &mut body {
+            for (key, value) in &self.inner.config.extra_body {
+                fields.entry(key.clone()).or_insert_with(|| value.clone());
+            }
+        }
         let span = tracing::info_span!("llm_call", step, index, model = %self.inner.config.model);
         let work = self.call_inner(index, step, body).instrument(span);
         tokio::select! {

@@ -144,6 +144,10 @@ pub struct LlmConfig {
     pub params: CallParams,
     /// Parameters the user pinned: they win over a call's own values.
     pub forced_params: CallParams,
+    /// Any other provider parameter (`reasoning_effort`, `top_k`, ...), added to every request
+    /// body under the fields the request sets itself: a key the body already has keeps the
+    /// body's value (LiteLLM's `litellm_params`).
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
     /// HTTP timeouts.
     pub timeouts: Timeouts,
     /// Retries.
@@ -170,6 +174,7 @@ impl LlmConfig {
             api_key_env: None,
             params: CallParams::default(),
             forced_params: CallParams::default(),
+            extra_body: serde_json::Map::new(),
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             conversation_log: None,

@@ -133,6 +133,11 @@ pub struct Usage {
     pub input_tokens: u64,
     /// Generated tokens.
     pub output_tokens: u64,
+    /// Of `input_tokens`, those the provider's prompt cache served (OpenAI and llama.cpp
+    /// `prompt_tokens_details.cached_tokens`, older llama.cpp `timings.cache_n`, Anthropic
+    /// `cache_read_input_tokens`); 0 when the provider does not say.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
 }
 
 impl Usage {
@@ -142,6 +147,7 @@ impl Usage {
         Usage {
             input_tokens: self.input_tokens + other.input_tokens,
             output_tokens: self.output_tokens + other.output_tokens,
+            cached_input_tokens: self.cached_input_tokens + other.cached_input_tokens,
         }
     }
 }

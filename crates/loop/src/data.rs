@@ -64,16 +64,32 @@ impl DataContext {
     }
 }
 
-/// How samples are profiled.
+/// How samples are profiled and shown.
 #[derive(Debug, Clone, Copy)]
 pub struct DataOptions {
     /// Sample rows each profile keeps for the prompt.
     pub sample_rows: usize,
+    /// The prompt's data context: `None` for the profile's own compact rendering (at most 3
+    /// sample rows, about 300 bytes a column); `Some` for the rows and token budget given.
+    pub shown: Option<Shown>,
+}
+
+/// How much of each sample the prompts show when the user says so (`--sample-rows`,
+/// `--context-tokens`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown {
+    /// Sample rows each dataset shows (at most the rows its profile kept).
+    pub rows: usize,
+    /// Tokens for the data context of all datasets together (shared equally).
+    pub context_tokens: usize,
 }
 
 impl Default for DataOptions {
     fn default() -> Self {
-        DataOptions { sample_rows: 20 }
+        DataOptions {
+            sample_rows: 20,
+            shown: None,
+        }
     }
 }
 
@@ -95,6 +111,20 @@ fn numeric_medians(profile: &Profile) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// What a prompt shows of one of `samples` profiles: the compact default, or the rows asked
+/// for within this sample's share of the token budget.
+fn prompt_context(profile: &Profile, shown: Option<Shown>, samples: usize) -> String {
+    match shown {
+        None => autocoder_profile::render::context(profile),
+        Some(shown) => autocoder_profile::render::context_fitted(
+            profile,
+            shown.rows,
+            shown.context_tokens * autocoder_profile::render::CONTEXT_BYTES_PER_TOKEN
+                / samples.max(1),
+        ),
+    }
+}
+
 /// Profiles the contract's samples and applies `rules` to them.
 pub async fn build(
     contract: &Contract,
@@ -104,6 +134,11 @@ pub async fn build(
 ) -> Result<DataContext, LoopError> {
     let mut context = DataContext::default();
     let mut tables: Vec<Tabular> = Vec::new();
+    let samples = contract
+        .inputs
+        .iter()
+        .filter(|i| i.sample.is_some())
+        .count();
     for input in &contract.inputs {
         let (Some(sample), Some(mount)) = (&input.sample, &input.mount) else {
             continue;
@@ -130,7 +165,7 @@ pub async fn build(
                     .map(|c| c.name.clone())
                     .collect();
                 medians = numeric_medians(&profile);
-                let text = autocoder_profile::render::context(&profile);
+                let text = prompt_context(&profile, options.shown, samples);
                 context.profiles.insert(input.name.clone(), profile);
                 tables.push(Tabular {
                     index: context.datasets.len(),

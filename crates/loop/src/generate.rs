@@ -30,6 +30,7 @@ use crate::prompt::{TaskView, render};
 use crate::reclassify::mask_addresses;
 use crate::repairs::{fragment_repaired, script_repaired, tests_repaired};
 use crate::request::{Contract, IoType, OUTPUTS_DIR};
+use crate::retry::retrying;
 use crate::rundir::{
     EnvironmentRecord, GenerationResult, IterationRecord, RESULT_FORMAT_VERSION, RunDir, StepUsage,
 };
@@ -108,12 +109,11 @@ fn progress_of(session: &Session, action: &Action, started: Instant) -> Progress
     }
 }
 
-/// The default interpreter, as the journal remembers it (a resumed run starts no Python).
-async fn probe_interpreter(journal: &Journal) -> Result<Interpreter, LoopError> {
-    let python = autocoder_sandbox::PythonSpec::Default.command();
+/// The interpreter, as the journal remembers it (a resumed run starts no Python).
+async fn probe_interpreter(journal: &Journal, python: &Path) -> Result<Interpreter, LoopError> {
     journal
         .memo("interpreter", &python.display().to_string(), async {
-            Interpreter::probe(&python).await.map_err(LoopError::from)
+            Interpreter::probe(python).await.map_err(LoopError::from)
         })
         .await
 }
@@ -169,19 +169,17 @@ async fn run(
 ) -> Result<GenerationResult, LoopError> {
     let started = Instant::now();
     // Everything that can be checked without a model is checked first.
-    if options.prompt.trim().is_empty() {
-        return Err(LoopError::InvalidRequest("the prompt is empty".to_owned()));
-    }
-    let contract = Contract::new(&options.inputs, &options.outputs, &options.samples)?;
+    let contract = options.check()?;
     let prompts = match &options.prompts_dir {
         Some(dir) => Prompts::with_overrides(dir)?,
         None => Prompts::embedded()?,
     };
     let sandbox = Sandbox::new(options.sandbox.backend);
     sandbox.check()?;
+    let python_spec = crate::options::python_spec(options.sandbox.python.as_deref()).await?;
     let run_dir = RunDir::create(&options.out_dir)?;
     let (journal, _store) = open_journal(options, client, resumed)?;
-    let interpreter = probe_interpreter(&journal).await?;
+    let interpreter = probe_interpreter(&journal, &python_spec.command()).await?;
     let throwaway_cache = tempfile::tempdir_in(&options.out_dir).ok();
     let cache = env_cache(
         options,
@@ -193,14 +191,12 @@ async fn run(
         &options.constraints,
         DataOptions {
             sample_rows: options.sample_rows,
+            shown: options.shown,
         },
         Some(client),
     )
     .await?;
-    for (name, profile) in &data.profiles {
-        let json = serde_json::to_vec_pretty(profile).unwrap_or_default();
-        run_dir.write(&format!("profiles/{name}.json"), &json)?;
-    }
+    write_profiles(&run_dir, &data.profiles)?;
     let task = task_view(options, &contract, &data);
     let steps = Steps {
         client,
@@ -231,6 +227,8 @@ async fn run(
         iteration_tokens: Vec::new(),
         iteration_started: started,
         iteration_seconds: Vec::new(),
+        sandbox_retries: Vec::new(),
+        python_spec,
     };
     let mut session = Session::new(options.limits, &options.base_packages);
     let finish = loop {
@@ -266,6 +264,28 @@ async fn run(
         started,
     };
     record.write(&driver, finish, &run_dir)
+}
+
+/// `profiles/<name>.json` for each sample, and `report.html` with all of them on one page.
+fn write_profiles(
+    run_dir: &RunDir,
+    profiles: &std::collections::BTreeMap<String, autocoder_profile::Profile>,
+) -> Result<(), LoopError> {
+    for (name, profile) in profiles {
+        let json = serde_json::to_vec_pretty(profile).unwrap_or_default();
+        run_dir.write(&format!("profiles/{name}.json"), &json)?;
+    }
+    if !profiles.is_empty() {
+        let datasets: Vec<(&str, &autocoder_profile::Profile)> = profiles
+            .iter()
+            .map(|(name, profile)| (name.as_str(), profile))
+            .collect();
+        let names: Vec<&str> = datasets.iter().map(|(name, _)| *name).collect();
+        let title = format!("Samples: {}", names.join(", "));
+        let page = autocoder_report::html_many(&title, &datasets);
+        run_dir.write("report.html", page.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// What the result document is made from.
@@ -326,6 +346,7 @@ impl Record<'_> {
             reason: finish.reason,
             error: finish.error,
             model: options.model.clone(),
+            name: options.name.clone(),
             plan: session.plan().cloned(),
             solution: session.code().unwrap_or_default().to_owned(),
             tests: session.tests().unwrap_or_default().to_owned(),
@@ -337,20 +358,7 @@ impl Record<'_> {
             packages: session.packages(),
             system_packages: driver.system_packages.iter().cloned().collect(),
             notes: driver.notes.clone(),
-            environment: EnvironmentRecord {
-                backend: options.sandbox.backend.name().to_owned(),
-                id: driver.env.as_ref().map(|e| e.id.to_string()),
-                image: driver
-                    .env
-                    .as_ref()
-                    .filter(|_| options.sandbox.backend == Backend::Docker)
-                    .map(autocoder_sandbox::docker_image_for),
-                resolved: driver
-                    .env
-                    .as_ref()
-                    .map(|e| e.resolved.clone())
-                    .unwrap_or_default(),
-            },
+            environment: environment_record(options, driver),
             schemas: data.schemas.clone(),
             data_context: data.text(),
             inputs: contract.inputs.clone(),
@@ -363,11 +371,15 @@ impl Record<'_> {
             tokens: crate::session::Usage {
                 input_tokens: total.usage.input_tokens,
                 output_tokens: total.usage.output_tokens,
+                cached_input_tokens: total.usage.cached_input_tokens,
             },
             model_calls: u32::try_from(total.calls).unwrap_or(u32::MAX),
             steps: usage_by_step(client),
             seconds: started.elapsed().as_secs_f64(),
             iterations,
+            sandbox_retries: driver.sandbox_retries.clone(),
+            tool_calls: None,
+            agent_plan: None,
         };
         run_dir.write("conftest.py", driver.conftest.as_bytes())?;
         if let Some(test) = &driver.contract_test {
@@ -378,8 +390,35 @@ impl Record<'_> {
     }
 }
 
+/// The environment part of `result.json`: backend, id, image, resolved versions, interpreter,
+/// recorded variables and the names (never the values) of secrets.
+fn environment_record(options: &GenerateOptions, driver: &Driver<'_>) -> EnvironmentRecord {
+    EnvironmentRecord {
+        backend: options.sandbox.backend.name().to_owned(),
+        id: driver.env.as_ref().map(|e| e.id.to_string()),
+        image: driver
+            .env
+            .as_ref()
+            .filter(|_| options.sandbox.backend == Backend::Docker)
+            .map(autocoder_sandbox::docker_image_for),
+        resolved: driver
+            .env
+            .as_ref()
+            .map(|e| e.resolved.clone())
+            .unwrap_or_default(),
+        python: options.sandbox.python.clone(),
+        env: options.sandbox.env_vars.iter().cloned().collect(),
+        secrets: options
+            .sandbox
+            .secrets
+            .iter()
+            .map(|s| s.name.clone())
+            .collect(),
+    }
+}
+
 /// The client's exact per-step totals, as `result.json` records them.
-fn usage_by_step(client: &LlmClient) -> BTreeMap<String, StepUsage> {
+pub(crate) fn usage_by_step(client: &LlmClient) -> BTreeMap<String, StepUsage> {
     client
         .usage_by_step()
         .into_iter()
@@ -388,6 +427,7 @@ fn usage_by_step(client: &LlmClient) -> BTreeMap<String, StepUsage> {
                 calls: total.calls,
                 input_tokens: total.usage.input_tokens,
                 output_tokens: total.usage.output_tokens,
+                cached_input_tokens: total.usage.cached_input_tokens,
                 seconds: total.latency.as_secs_f64(),
             };
             (step, usage)
@@ -428,7 +468,7 @@ fn step_name(action: &Action) -> &'static str {
     }
 }
 
-fn render_conftest(
+pub(crate) fn render_conftest(
     prompts: &Prompts,
     contract: &Contract,
     options: &GenerateOptions,
@@ -461,7 +501,7 @@ fn render_conftest(
 /// arguments and writes every declared output with its type. Only when every input has a
 /// sample to default to (a required scalar has no value to run with). Each "one row per key"
 /// rule adds a test that counts the key in the sample and in the CSV written from it.
-fn render_contract_test(
+pub(crate) fn render_contract_test(
     prompts: &Prompts,
     contract: &Contract,
     row_keys: &[crate::RowKey],
@@ -577,6 +617,10 @@ struct Driver<'a> {
     iteration_tokens: Vec<u64>,
     iteration_started: Instant,
     iteration_seconds: Vec<f64>,
+    /// Sandbox steps tried again (`--sandbox-retries`).
+    sandbox_retries: Vec<crate::rundir::SandboxRetry>,
+    /// The interpreter environments are built on.
+    python_spec: autocoder_sandbox::PythonSpec,
 }
 
 impl Driver<'_> {
@@ -1012,7 +1056,9 @@ impl Driver<'_> {
 
     async fn prepare_once(&mut self, packages: &[String]) -> Result<Event, LoopError> {
         let system: Vec<&String> = self.system_packages.iter().collect();
-        let spec = EnvSpec::new(packages)?.with_system_packages(&system)?;
+        let spec = EnvSpec::new(packages)?
+            .with_system_packages(&system)?
+            .with_python(self.python_spec.clone());
         if self.options.sandbox.cache == CacheMode::Override {
             let id = spec.id(self.interpreter);
             let dir = self.cache.dir().join(&id.0);
@@ -1027,7 +1073,15 @@ impl Driver<'_> {
         match self.cache.ensure(&spec).await {
             Ok(env) => {
                 // Docker: the image with the system packages; host backends: check them.
-                self.sandbox.prepare(&env).await?;
+                let sandbox = self.sandbox;
+                retrying(
+                    self.options.sandbox.retries,
+                    "environment",
+                    &self.options.sandbox.secrets,
+                    &mut self.sandbox_retries,
+                    || sandbox.prepare(&env),
+                )
+                .await?;
                 self.journal.record(&Line::Environment {
                     id: env.id.to_string(),
                     packages: packages.to_vec(),
@@ -1064,6 +1118,9 @@ impl Driver<'_> {
         let mut spec = PytestSpec::new(env, files);
         spec.limits = self.options.sandbox.limits;
         spec.network = self.options.sandbox.network;
+        spec.run_name.clone_from(&self.options.name);
+        spec.env_vars = self.options.sandbox.env_vars.iter().cloned().collect();
+        spec.secrets.clone_from(&self.options.sandbox.secrets);
         spec.inputs = self
             .contract
             .inputs
@@ -1093,8 +1150,16 @@ impl Driver<'_> {
         let report = if let Some(report) = self.journal.test_run(number, &files) {
             report
         } else {
-            let report =
-                run_pytest_or_reuse(self.sandbox, &spec, &work, &self.options.sandbox).await?;
+            let sandbox = self.sandbox;
+            let options = self.options;
+            let report = retrying(
+                options.sandbox.retries,
+                "run tests",
+                &options.sandbox.secrets,
+                &mut self.sandbox_retries,
+                || run_pytest_or_reuse(sandbox, &spec, &work, &options.sandbox),
+            )
+            .await?;
             self.journal.record_tests(number, &files, &report)?;
             report
         };
@@ -1186,7 +1251,11 @@ fn to_test_run(report: &TestReport) -> TestRun {
 }
 
 /// What every prompt may show of the task.
-fn task_view(options: &GenerateOptions, contract: &Contract, data: &data::DataContext) -> TaskView {
+pub(crate) fn task_view(
+    options: &GenerateOptions,
+    contract: &Contract,
+    data: &data::DataContext,
+) -> TaskView {
     TaskView {
         task: options.prompt.clone(),
         system_override: options.system_prompt.clone(),

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use autocoder_sandbox::Backend;
 
-use crate::request::{Declaration, Sample};
+use crate::LoopError;
+use crate::request::{Contract, Declaration, Sample};
 use crate::session::Limits;
 
 /// What happens to a cached environment.
@@ -41,12 +42,23 @@ pub struct SandboxOptions {
     pub limits: autocoder_sandbox::Limits,
     /// Network access (default: none).
     pub network: bool,
-    /// Environment variables passed in explicitly (nothing else from the host is).
+    /// Environment variables passed in explicitly (nothing else from the host is); recorded
+    /// in the result.
     pub env_vars: Vec<(String, String)>,
+    /// Environment variables whose values are passed in but never written anywhere: masked in
+    /// everything the sandbox captures, recorded by name only.
+    pub secrets: Vec<autocoder_sandbox::Secret>,
     /// Where environments are cached (default: the XDG cache).
     pub cache_dir: Option<PathBuf>,
     /// Whether cached environments are reused.
     pub cache: CacheMode,
+    /// How often a sandbox step that failed for an infrastructure reason (the backend could
+    /// not start, the engine went away) is tried again; failing scripts and tests never are.
+    pub retries: u32,
+    /// The interpreter environments are built on: a version (`3.12`, found installed, never
+    /// downloaded) or an interpreter's path; `None` for the default (`AUTOCODER_PYTHON`, else
+    /// `python3`). Part of the environment id, and recorded in the result.
+    pub python: Option<String>,
     /// Serve a test run or a script run identical to an earlier one (same script, tests,
     /// environment and input bytes) from the outcome cache instead of running it again.
     pub reuse: bool,
@@ -59,8 +71,11 @@ impl Default for SandboxOptions {
             limits: autocoder_sandbox::Limits::default(),
             network: false,
             env_vars: Vec::new(),
+            secrets: Vec::new(),
             cache_dir: None,
             cache: CacheMode::Auto,
+            retries: 0,
+            python: None,
             reuse: false,
         }
     }
@@ -85,8 +100,11 @@ pub struct GenerateOptions {
     pub system_prompt: Option<String>,
     /// Distributions always installed.
     pub base_packages: Vec<String>,
-    /// Sample rows each data profile shows the model.
+    /// Sample rows each data profile keeps.
     pub sample_rows: usize,
+    /// What the prompts show of each sample: `None` for the compact default (at most 3 sample
+    /// rows); `Some` for the rows and token budget the user gave.
+    pub shown: Option<crate::data::Shown>,
     /// Iterations, token budget, skipping tests.
     pub limits: Limits,
     /// The run directory.
@@ -104,4 +122,76 @@ pub struct GenerateOptions {
     pub code_in_fences: bool,
     /// The model name, as the user gave it (recorded in the result).
     pub model: String,
+    /// The run's name (`--name`): recorded in the result and put on the Docker containers.
+    pub name: Option<String>,
+}
+
+impl GenerateOptions {
+    /// Everything about the request that can be checked without a model: the prompt is not
+    /// empty, the declarations are valid and every sample is a readable text file. Callers run
+    /// it before looking up an API key, so a typo costs nothing; [`crate::generate`] runs it too.
+    pub fn check(&self) -> Result<Contract, LoopError> {
+        if self.prompt.trim().is_empty() {
+            return Err(LoopError::InvalidRequest("the prompt is empty".to_owned()));
+        }
+        if let Some(name) = &self.name {
+            check_run_name(name)?;
+        }
+        Contract::new(&self.inputs, &self.outputs, &self.samples)
+    }
+}
+
+/// A run name is a plain file name (it is the default run directory): letters, digits, `-`,
+/// `_` and `.`, not starting with `.` or `-`, at most 100 characters.
+pub fn check_run_name(name: &str) -> Result<(), LoopError> {
+    let valid = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with(['.', '-'])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if valid {
+        Ok(())
+    } else {
+        Err(LoopError::InvalidRequest(format!(
+            "run name `{name}` must be letters, digits, `-`, `_` and `.` (not first), at most 100 characters, like `sales-report`"
+        )))
+    }
+}
+
+/// The interpreter `choice` names: a version is looked for among the installed ones
+/// ([`autocoder_sandbox::find_python_version`]), anything else is a path or command.
+pub(crate) async fn python_spec(
+    choice: Option<&str>,
+) -> Result<autocoder_sandbox::PythonSpec, LoopError> {
+    use autocoder_sandbox::PythonSpec;
+    Ok(match choice {
+        None => PythonSpec::Default,
+        Some(v) if autocoder_sandbox::is_python_version(v) => {
+            PythonSpec::Path(autocoder_sandbox::find_python_version(v).await?)
+        }
+        Some(path) => PythonSpec::Path(PathBuf::from(path)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_run_name;
+
+    #[test]
+    fn run_names_are_plain_file_names() {
+        assert!(check_run_name("sales-report_2.v1").is_ok());
+        for bad in [
+            "",
+            "../x",
+            "a/b",
+            ".hidden",
+            "-flag",
+            "with space",
+            &"x".repeat(101),
+        ] {
+            let err = check_run_name(bad).unwrap_err().to_string();
+            assert!(err.contains("run name"), "{bad}: {err}");
+        }
+    }
 }

@@ -299,20 +299,66 @@ fn check_output_name(name: &str, ty: IoType) -> Result<(), LoopError> {
     Ok(())
 }
 
+/// The sample must be a regular file this process can read, and hold text: a NUL byte (outside
+/// a UTF-16 or UTF-32 file, which starts with its byte-order mark) means a binary file that no
+/// prompt can show. Gzip-compressed samples are checked as they decompress.
 fn check_sample_file(sample: &Sample) -> Result<(), LoopError> {
     let path = &sample.path;
+    let fail = |what: String| {
+        invalid(format!(
+            "sample `{}`: {} {what}",
+            sample.name,
+            path.display()
+        ))
+    };
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => Ok(()),
-        Ok(_) => Err(invalid(format!(
-            "sample `{}`: {} is not a file",
-            sample.name,
-            path.display()
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Err(fail("is not a file".to_owned())),
+        Err(err) => return Err(fail(format!("cannot be read: {err}"))),
+    }
+    let file = std::fs::File::open(path).map_err(|err| fail(format!("cannot be read: {err}")))?;
+    let mut file = std::io::BufReader::new(file);
+    let head = std::io::BufRead::fill_buf(&mut file)
+        .map_err(|err| fail(format!("cannot be read: {err}")))?;
+    let gzip = head.starts_with(&[0x1F, 0x8B]);
+    let reader: Box<dyn std::io::Read> = if gzip {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    match first_nul(reader) {
+        Ok(None) => Ok(()),
+        Ok(Some(offset)) => Err(fail(format!(
+            "contains a NUL byte (at byte {offset}{}): it is not a text file; give the data as CSV, JSON or other text",
+            if gzip { " after decompressing" } else { "" }
         ))),
-        Err(err) => Err(invalid(format!(
-            "sample `{}`: cannot read {}: {err}",
-            sample.name,
-            path.display()
-        ))),
+        Err(err) => Err(fail(format!("cannot be read: {err}"))),
+    }
+}
+
+/// The offset of the first NUL byte, if any, skipping files that start with a UTF-16 or UTF-32
+/// byte-order mark (their text is full of NUL bytes).
+fn first_nul(mut reader: impl std::io::Read) -> std::io::Result<Option<u64>> {
+    let mut buffer = vec![0_u8; 1 << 16];
+    let mut offset: u64 = 0;
+    loop {
+        let n = match reader.read(&mut buffer) {
+            Ok(0) => return Ok(None),
+            Ok(n) => n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        let chunk = &buffer[..n];
+        if offset == 0 && (chunk.starts_with(&[0xFF, 0xFE]) || chunk.starts_with(&[0xFE, 0xFF])) {
+            return Ok(None);
+        }
+        if offset == 0 && chunk.starts_with(&[0x00, 0x00, 0xFE, 0xFF]) {
+            return Ok(None);
+        }
+        if let Some(at) = memchr::memchr(0, chunk) {
+            return Ok(Some(offset + at as u64));
+        }
+        offset += n as u64;
     }
 }
 
@@ -391,6 +437,37 @@ mod tests {
         }];
         let err = error_of(Contract::new(&[], &[], &samples));
         assert!(err.contains("/nonexistent/data.csv"), "{err}");
+    }
+
+    #[test]
+    fn binary_and_unreadable_samples_fail_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let binary = dir.path().join("data.csv");
+        std::fs::write(&binary, b"a,b\n1,\x002\n").unwrap();
+        let sample = |path: &Path| {
+            vec![Sample {
+                name: "data".into(),
+                path: path.to_owned(),
+            }]
+        };
+        let err = error_of(Contract::new(&[], &[], &sample(&binary)));
+        assert!(
+            err.contains("data.csv") && err.contains("NUL byte (at byte 6)"),
+            "{err}"
+        );
+        let err = error_of(Contract::new(&[], &[], &sample(dir.path())));
+        assert!(err.contains("is not a file"), "{err}");
+        // UTF-16 text is full of NUL bytes and is still text.
+        let utf16 = dir.path().join("wide.csv");
+        std::fs::write(&utf16, b"\xFF\xFEa\x00,\x00b\x00").unwrap();
+        assert!(Contract::new(&[], &[], &sample(&utf16)).is_ok());
+        // A compressed sample is checked as it decompresses.
+        let gz = dir.path().join("data.csv.gz");
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut encoder, b"a\n\x00\n").unwrap();
+        std::fs::write(&gz, encoder.finish().unwrap()).unwrap();
+        let err = error_of(Contract::new(&[], &[], &sample(&gz)));
+        assert!(err.contains("after decompressing"), "{err}");
     }
 
     #[test]

@@ -86,7 +86,14 @@ pub async fn run(
     }
     let sandbox = Sandbox::new(options.sandbox.backend);
     sandbox.check()?;
-    let spec = EnvSpec::new(&result.packages)?.with_system_packages(&result.system_packages)?;
+    let python = options
+        .sandbox
+        .python
+        .as_deref()
+        .or(result.environment.python.as_deref());
+    let spec = EnvSpec::new(&result.packages)?
+        .with_system_packages(&result.system_packages)?
+        .with_python(crate::options::python_spec(python).await?);
     let throwaway = tempfile::tempdir().map_err(|source| SandboxError::Io {
         action: "creating a temporary environment cache in",
         path: std::env::temp_dir(),
@@ -98,7 +105,9 @@ pub async fn run(
     let mut spec = RunSpec::new(env, &script, work.path())?;
     spec.limits = options.sandbox.limits;
     spec.network = options.sandbox.network;
+    spec.run_name.clone_from(&result.name);
     spec.env_vars = options.sandbox.env_vars.iter().cloned().collect();
+    spec.secrets.clone_from(&options.sandbox.secrets);
     for input in &result.inputs {
         let value = match (options.overrides.get(&input.name), &input.sample) {
             (Some(text), _) => parse_input(&input.name, input.ty, text)?,
@@ -135,7 +144,15 @@ pub async fn run(
     } else {
         None
     };
-    let mut outcome = sandbox.run(&spec).await?;
+    let mut retries = Vec::new();
+    let mut outcome = crate::retry::retrying(
+        options.sandbox.retries,
+        "run",
+        &options.sandbox.secrets,
+        &mut retries,
+        || sandbox.run(&spec),
+    )
+    .await?;
     if let Ok(outputs) = &mut outcome.outputs {
         copy_out(outputs, &destination)?;
     }
@@ -161,16 +178,14 @@ async fn ensure_env(
     };
     let cache = EnvCache::new(dir);
     if options.cache == CacheMode::Override {
-        let python = autocoder_sandbox::PythonSpec::Default.command();
-        let interpreter = autocoder_sandbox::Interpreter::probe(&python).await?;
-        let built = cache.dir().join(spec.id(&interpreter).0);
-        if built.exists() {
-            std::fs::remove_dir_all(&built).map_err(|source| SandboxError::Io {
-                action: "removing the cached environment",
-                path: built.clone(),
-                source,
-            })?;
-        }
+        // The environment's id comes with it: built (or found) once, removed, built again.
+        let found = cache.ensure(spec).await?;
+        let built = cache.dir().join(&found.id.0);
+        std::fs::remove_dir_all(&built).map_err(|source| SandboxError::Io {
+            action: "removing the cached environment",
+            path: built.clone(),
+            source,
+        })?;
     }
     cache.ensure(spec).await
 }

@@ -14,6 +14,7 @@
 //!   journal.jsonl          the run as it went, for `autocoder resume` (crate::journal; lines
 //!                          documented in docs/notes/journal.md), versioned like result.json
 //!   profiles/<name>.json   the profile of each sample
+//!   report.html            the samples' profiles as one page with charts and alerts
 //!   schemas/<name>.py      the Pandera module of each sample, checks included
 //!   iterations/<n>/        per test run: test_output.txt, routes.json (diagnoses), changes.json
 //! ```
@@ -42,6 +43,15 @@ pub struct EnvironmentRecord {
     pub image: Option<String>,
     /// Resolved distributions, `(name, version)`.
     pub resolved: Vec<(String, String)>,
+    /// The interpreter asked for with `--python` (a version or a path), which `run` uses again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
+    /// The environment variables given with `--env`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// The names of the secrets given with `--secret` (never their values).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<String>,
 }
 
 /// One test run and what followed it, as recorded in `result.json`.
@@ -64,6 +74,17 @@ pub struct IterationRecord {
     pub seconds: f64,
 }
 
+/// A sandbox step tried again after the machinery failed (`--sandbox-retries`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxRetry {
+    /// The step (`run tests`, `environment`).
+    pub step: String,
+    /// 1 for the first retry of this step.
+    pub retry: u32,
+    /// Why the attempt before it failed.
+    pub error: String,
+}
+
 /// What one pipeline step cost, over all its calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepUsage {
@@ -73,6 +94,9 @@ pub struct StepUsage {
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
+    /// Of the prompt tokens, those the provider's prompt cache served.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
     /// Seconds spent waiting for the model.
     pub seconds: f64,
 }
@@ -90,6 +114,9 @@ pub struct GenerationResult {
     pub error: Option<String>,
     /// The model used, as given (`openai/gpt-4.1`).
     pub model: String,
+    /// The run's name (`--name`), when it was given one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// The plan.
     pub plan: Option<Plan>,
     /// `solution.py`.
@@ -137,6 +164,55 @@ pub struct GenerationResult {
     pub seconds: f64,
     /// Per test run.
     pub iterations: Vec<IterationRecord>,
+    /// Sandbox steps tried again after the machinery failed, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_retries: Vec<SandboxRetry>,
+    /// Agent mode (`generate --agent`): the tools the agent called, the commands the policy
+    /// denied (with the reasons it was told) and the ones it intercepted; `None` for the pipeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<ToolCallsRecord>,
+    /// Agent mode: the plan the agent stated before its first tool call, if it stated one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_plan: Option<String>,
+}
+
+/// What an agent run did with its tools, as `result.json` records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallsRecord {
+    /// How the tools were offered: `native` (the API's tool calls) or `json` (an action object
+    /// through structured output).
+    pub protocol: String,
+    /// Model turns taken.
+    pub turns: u32,
+    /// Calls per tool name (unknown names under their own name).
+    pub counts: BTreeMap<String, u32>,
+    /// Shell commands the policy refused, with the reason the agent was told.
+    pub denials: Vec<DeniedCommand>,
+    /// Shell commands that became another tool (`pytest` -> `run_tests`, `pip install` ->
+    /// `set_packages`).
+    pub interceptions: Vec<InterceptedCommand>,
+    /// File operations refused because the path leaves the workspace.
+    pub refused_paths: Vec<DeniedCommand>,
+}
+
+/// A refused command or path and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeniedCommand {
+    /// The tool that was called.
+    pub tool: String,
+    /// The command or path as the agent gave it.
+    pub command: String,
+    /// The reason the agent was told.
+    pub reason: String,
+}
+
+/// A command that stood for another tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterceptedCommand {
+    /// The command as the agent gave it.
+    pub command: String,
+    /// The tool call it became (`run_tests -k x`, `set_packages pip requests`).
+    pub became: String,
 }
 
 /// Errors writing or reading a run directory.

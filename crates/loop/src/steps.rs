@@ -37,6 +37,7 @@ fn usage(value: autocoder_llm::Usage) -> Usage {
     Usage {
         input_tokens: value.input_tokens,
         output_tokens: value.output_tokens,
+        cached_input_tokens: value.cached_input_tokens,
     }
 }
 

@@ -1,6 +1,6 @@
-//! What a child process does between `fork` and `exec`: join the run's cgroup, and make sure no
-//! descriptor above 2 survives the `exec` except the one it is meant to hand over (the seccomp
-//! program bubblewrap reads and closes).
+//! What a child process does between `fork` and `exec`: leave a real-time scheduling policy, join
+//! the run's cgroup, and make sure no descriptor above 2 survives the `exec` except the one it is
+//! meant to hand over (the seccomp program bubblewrap reads and closes).
 //!
 //! This is the crate's only `unsafe` code. It is small on purpose: after `fork` in a
 //! multi-threaded process only async-signal-safe calls are allowed, so [`harden`] makes raw
@@ -23,9 +23,10 @@ pub(crate) struct ChildSetup {
 /// right before `exec`.
 pub(crate) fn install(cmd: &mut tokio::process::Command, setup: ChildSetup) {
     // SAFETY: `pre_exec` requires the closure to be safe to run in the forked child of a
-    // multi-threaded process. `harden` only calls `write`, `close_range`, `fcntl` and
-    // `getrlimit`, which are async-signal-safe, on integers captured by value; it allocates
-    // nothing (the `Vec` was built before the fork and is only read) and takes no lock.
+    // multi-threaded process. `harden` only calls `sched_getscheduler`, `sched_setscheduler`,
+    // `write`, `close_range`, `fcntl` and `getrlimit`, which are async-signal-safe, on integers
+    // captured by value or a struct on its stack; it allocates nothing (the `Vec` was built before
+    // the fork and is only read) and takes no lock.
     #[allow(unsafe_code, reason = "audited: see the module's documentation")]
     unsafe {
         cmd.pre_exec(move || harden(&setup));
@@ -34,6 +35,7 @@ pub(crate) fn install(cmd: &mut tokio::process::Command, setup: ChildSetup) {
 
 /// Runs in the child between `fork` and `exec`. Async-signal-safe only (see the module docs).
 fn harden(setup: &ChildSetup) -> io::Result<()> {
+    normal_scheduling()?;
     for &fd in &setup.join {
         // SAFETY: `write` on a caller-owned descriptor number from a valid 1-byte buffer.
         #[allow(unsafe_code, reason = "audited: see the module's documentation")]
@@ -50,6 +52,25 @@ fn harden(setup: &ChildSetup) -> io::Result<()> {
         if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
             return Err(io::Error::last_os_error());
         }
+    }
+    Ok(())
+}
+
+/// Drops a real-time scheduling policy inherited from the caller (`chrt -f`): a script must not
+/// run at a priority that can starve the host, and a v1 `cpu` cgroup with no real-time budget
+/// refuses to take a real-time task (`EINVAL` on joining). Normal policies are left alone.
+fn normal_scheduling() -> io::Result<()> {
+    // SAFETY: `sched_getscheduler` takes a pid and touches no memory.
+    #[allow(unsafe_code, reason = "audited: see the module's documentation")]
+    let policy = unsafe { libc::sched_getscheduler(0) };
+    if policy != libc::SCHED_FIFO && policy != libc::SCHED_RR {
+        return Ok(());
+    }
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `sched_setscheduler` reads the `sched_param` on our stack, which outlives the call.
+    #[allow(unsafe_code, reason = "audited: see the module's documentation")]
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &raw const param) } != 0 {
+        return Err(io::Error::last_os_error());
     }
     Ok(())
 }

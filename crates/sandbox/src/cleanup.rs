@@ -63,6 +63,11 @@ pub async fn shutdown() {
             for name in &containers {
                 crate::docker::remove(&docker, name).await;
             }
+            // A create the engine was still serving when the run was cancelled: look again
+            // once it has had time to finish.
+            crate::docker::remove_own(&docker).await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            crate::docker::remove_own(&docker).await;
         }
         crate::cgroup::remove_dirs(cgroups).await;
     };

@@ -182,6 +182,10 @@ pub(crate) struct ContainerRun<'a> {
     pub(crate) uid: u32,
     pub(crate) network: bool,
     pub(crate) limits: Limits,
+    /// Whether the work directory is a scratch file system (else a writable bind mount).
+    pub(crate) work_scratch: bool,
+    /// The run's name, put on the container as [`RUN_NAME_LABEL`].
+    pub(crate) run_name: Option<&'a str>,
 }
 
 /// The labels that let a later process reap this container if this one dies before removing it.
@@ -203,11 +207,14 @@ pub(crate) async fn create_removable(
         name: Some(name.to_owned()),
         ..Default::default()
     };
+    // Armed before the request: a run cancelled while the engine creates the container must
+    // still remove it (removing one that never came to be is a 404, taken as done).
+    let guard = Remover::new(docker, name);
     docker
         .create_container(Some(options), body)
         .await
         .map_err(|e| unavailable(format!("creating the {what} container failed: {e}")))?;
-    Ok(Remover::new(docker, name))
+    Ok(guard)
 }
 
 /// Removes the container when dropped (timeout, error, cancellation by Ctrl-C) unless disarmed.
@@ -266,6 +273,8 @@ pub(crate) async fn remove(docker: &Docker, name: &str) {
 /// The label on every container autocoder creates, and the one naming the creating process.
 pub(crate) const SANDBOX_LABEL: &str = "autocoder.sandbox";
 pub(crate) const PID_LABEL: &str = "autocoder.pid";
+/// The label naming the run a container belongs to (`autocoder generate --name`).
+pub const RUN_NAME_LABEL: &str = "autocoder.run-name";
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
@@ -298,6 +307,17 @@ pub(crate) async fn labelled_containers(docker: &Docker) -> Vec<(String, Option<
 
 /// Removes containers left by autocoder processes that no longer exist (killed before their
 /// cleanup could run), so no run leaves an orphan behind for long.
+/// Removes every container labelled as this process's: after a cancel, a create request the
+/// engine was still serving when the run was dropped leaves one that nothing tracks.
+pub(crate) async fn remove_own(docker: &Docker) {
+    let own = std::process::id();
+    for (id, pid) in labelled_containers(docker).await {
+        if pid == Some(own) {
+            remove(docker, &id).await;
+        }
+    }
+}
+
 async fn reap_orphans(docker: &Docker) {
     for (id, pid) in labelled_containers(docker).await {
         let alive = pid.is_some_and(|p| Path::new("/proc").join(p.to_string()).exists());
@@ -306,6 +326,15 @@ async fn reap_orphans(docker: &Docker) {
             remove(docker, &id).await;
         }
     }
+}
+
+/// This machine's cores, in thousandths.
+fn host_cpu_millis() -> u32 {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .try_into()
+        .unwrap_or(u32::MAX / 1000)
+        .saturating_mul(1000)
 }
 
 /// The container's configuration: limits, mounts, no network, read-only root, no capabilities.
@@ -337,13 +366,18 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
         memory: i64::try_from(l.memory_bytes).ok(),
         memory_swap: i64::try_from(l.memory_bytes).ok(),
         pids_limit: i64::try_from(l.processes).ok(),
-        nano_cpus: Some(i64::from(l.cpu_millis) * 1_000_000),
+        // The engine refuses a quota above the machine's cores (which would limit nothing).
+        nano_cpus: Some(i64::from(l.cpu_millis.min(host_cpu_millis())) * 1_000_000),
         readonly_rootfs: Some(true),
         // Sized scratch file systems; the engine mounts them before the binds inside them.
-        tmpfs: Some(HashMap::from([
-            ("/tmp".to_owned(), scratch.clone()),
-            (crate::sandbox::WORK_DIR.to_owned(), scratch),
-        ])),
+        tmpfs: Some(if run.work_scratch {
+            HashMap::from([
+                ("/tmp".to_owned(), scratch.clone()),
+                (crate::sandbox::WORK_DIR.to_owned(), scratch),
+            ])
+        } else {
+            HashMap::from([("/tmp".to_owned(), scratch)])
+        }),
         ulimits: Some(vec![
             ulimit("cpu", l.cpu_seconds),
             ulimit("nofile", l.open_files),
@@ -384,7 +418,13 @@ fn container_body(run: &ContainerRun<'_>) -> ContainerCreateBody {
         user: Some(format!("{0}:{0}", run.uid)),
         network_disabled: Some(!run.network),
         hostname: Some("sandbox".into()),
-        labels: Some(reaped_labels()),
+        labels: Some({
+            let mut labels = reaped_labels();
+            if let Some(name) = run.run_name {
+                labels.insert(RUN_NAME_LABEL.to_owned(), name.to_owned());
+            }
+            labels
+        }),
         host_config: Some(host_config),
         ..Default::default()
     }
@@ -404,6 +444,8 @@ pub(crate) async fn run(
     let body = container_body(&run);
     reap_orphans(docker).await;
     let start = Instant::now();
+    // Armed before the request: see `create_removable`.
+    let mut guard = Remover::new(docker, &name);
     docker
         .create_container(
             Some(CreateContainerOptions {
@@ -414,7 +456,6 @@ pub(crate) async fn run(
         )
         .await
         .map_err(|e| unavailable(format!("creating the container failed: {e}")))?;
-    let mut guard = Remover::new(docker, &name);
     docker
         .start_container(
             &name,
@@ -440,14 +481,21 @@ pub(crate) async fn run(
             )
             .await;
     }
-    let state = docker
+    let state = match docker
         .inspect_container(
             &name,
             None::<bollard::query_parameters::InspectContainerOptions>,
         )
         .await
-        .ok()
-        .and_then(|c| c.state);
+    {
+        Ok(container) => container.state,
+        // The engine went away during the run: nothing is known of how it ended.
+        Err(e) => {
+            return Err(unavailable(format!(
+                "the engine stopped answering during the run ({e})"
+            )));
+        }
+    };
     let oom = state.as_ref().and_then(|s| s.oom_killed).unwrap_or(false);
     let code = state
         .as_ref()
@@ -526,5 +574,32 @@ impl Capped {
             text.push_str(" bytes]");
         }
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_named_run_labels_its_container() {
+        let mut run = ContainerRun {
+            image: "autocoder/env:x",
+            argv: vec!["python".into()],
+            env: Vec::new(),
+            mounts: Vec::new(),
+            workdir: "/var/work".into(),
+            uid: 1000,
+            network: false,
+            limits: Limits::default(),
+            run_name: Some("sales-report"),
+            work_scratch: true,
+        };
+        let labels = container_body(&run).labels.unwrap();
+        assert_eq!(labels[RUN_NAME_LABEL], "sales-report");
+        assert_eq!(labels[SANDBOX_LABEL], "1");
+        run.run_name = None;
+        let labels = container_body(&run).labels.unwrap();
+        assert!(!labels.contains_key(RUN_NAME_LABEL));
     }
 }

@@ -82,11 +82,30 @@ pub enum SandboxError {
         /// What went wrong.
         reason: String,
     },
+    /// No installed interpreter has the requested version.
+    #[error(
+        "Python {version} is not installed on this machine (looked in {looked}); environments are built offline, so uv can provide an interpreter only from the ones it has installed already (its cache): install it first with network (`uv python install {version}`, or pyenv), or give an interpreter's path instead of a version"
+    )]
+    PythonVersionNotFound {
+        /// The version asked for (`3.12`).
+        version: String,
+        /// Where interpreters were looked for.
+        looked: String,
+    },
     /// bubblewrap is not installed.
     #[error(
         "bubblewrap (`bwrap`) is not installed; install it with `apt-get install bubblewrap` (Debian/Ubuntu) or `dnf install bubblewrap` (Fedora), or run with `--sandbox none` on a machine without namespaces (no isolation)"
     )]
     BwrapMissing,
+    /// The backend could not set the sandbox up for this run (bubblewrap exited with its own
+    /// error before the program started): a failure of the machine, not of the script.
+    #[error("the {backend} sandbox could not start the run: {message}")]
+    BackendFailed {
+        /// The backend's name.
+        backend: &'static str,
+        /// What it said.
+        message: String,
+    },
     /// A backend cannot run on this machine.
     #[error("the {backend} sandbox backend is not available: {reason}")]
     BackendUnavailable {
@@ -208,6 +227,20 @@ pub enum SandboxError {
 }
 
 impl SandboxError {
+    /// Whether the machinery failed rather than the request or the code: the backend could not
+    /// start or set up the run, the Docker engine went away, a process could not be spawned.
+    /// Such a step may succeed when tried again (`--sandbox-retries`); a failing script or test
+    /// is never an error at all, so never one of these.
+    pub fn is_infrastructure(&self) -> bool {
+        matches!(
+            self,
+            Self::BackendFailed { .. }
+                | Self::BackendUnavailable { .. }
+                | Self::Spawn { .. }
+                | Self::Task(_)
+        )
+    }
+
     /// Wraps an I/O error with what we were doing and where.
     pub(crate) fn io(
         action: &'static str,

@@ -58,7 +58,28 @@ pub(crate) async fn run_bwrap(
     if let Some(cgroup) = cgroup {
         cgroup.remove().await;
     }
-    Ok(outcome_of(done?, true, oom))
+    let done = done?;
+    if let Some(message) = bwrap_failure(&done) {
+        return Err(SandboxError::BackendFailed {
+            backend: "bwrap",
+            message,
+        });
+    }
+    Ok(outcome_of(done, true, oom))
+}
+
+/// bubblewrap's own error, when it exited before starting the program: status 1 and a last
+/// stderr line of its own (`bwrap: Creating new namespace failed: ...`); the wrapper tools
+/// (`setpriv`, `prlimit`) failing to start the interpreter likewise.
+fn bwrap_failure(done: &exec::Finished) -> Option<String> {
+    if done.timed_out || done.status.and_then(|s| s.code()) != Some(1) {
+        return None;
+    }
+    let last = done.stderr.trim_end().lines().last()?;
+    ["bwrap: ", "setpriv: ", "prlimit: "]
+        .iter()
+        .any(|p| last.starts_with(p) && done.stderr.trim_end().lines().count() == 1)
+        .then(|| last.to_owned())
 }
 
 /// Runs the invocation without isolation (`--sandbox none`): rlimits, the run's cgroup, a
@@ -176,5 +197,41 @@ pub(crate) fn outcome_of(done: exec::Finished, in_sandbox: bool, oom_killed: boo
         duration: done.duration,
         outputs: Ok(BTreeMap::new()),
         docker_image: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished(code: i32, stderr: &str) -> exec::Finished {
+        exec::Finished {
+            status: Some(std::process::ExitStatus::from_raw(code << 8)),
+            stdout: String::new(),
+            stderr: stderr.to_owned(),
+            timed_out: false,
+            duration: std::time::Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn only_bubblewraps_own_start_failures_are_backend_failures() {
+        let failed = finished(
+            1,
+            "bwrap: Creating new namespace failed: No space left on device\n",
+        );
+        assert_eq!(
+            bwrap_failure(&failed).as_deref(),
+            Some("bwrap: Creating new namespace failed: No space left on device")
+        );
+        // A script failing, even one that prints such a line among others, is the script's.
+        for (code, stderr) in [
+            (1, "Traceback (most recent call last):\nValueError: x\n"),
+            (2, "bwrap: x\n"),
+            (1, "loading\nbwrap: x\n"),
+            (0, ""),
+        ] {
+            assert_eq!(bwrap_failure(&finished(code, stderr)), None, "{stderr}");
+        }
     }
 }

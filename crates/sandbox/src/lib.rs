@@ -7,7 +7,9 @@
 //! The pieces, in the order the loop uses them: [`imports_to_packages`] (which distributions a
 //! script needs), [`EnvCache::ensure`] (an [`Env`] per [`EnvSpec`], built once), [`Sandbox::run`]
 //! (a [`RunSpec`] in, a [`RunOutcome`] out) and [`Sandbox::run_pytest`] (a [`TestReport`] with
-//! one [`Outcome`] per test). [`doctor`] says which backends work on this machine.
+//! one [`Outcome`] per test). [`Sandbox::run_command`] runs a parsed command (argv vectors
+//! in pipelines and `&&` / `||` / `;` steps, never a shell string) over a workspace mounted
+//! read-write, for the agent's `shell` tool. [`doctor`] says which backends work on this machine.
 //!
 //! With [`Backend::Docker`], every environment gets its own image, [`docker_image_for`] it
 //! (`autocoder/env:<env id>`), built locally the first time a run needs it (or ahead of time with
@@ -41,6 +43,7 @@ mod cache;
 mod cgroup;
 mod child;
 mod cleanup;
+mod command;
 mod docker;
 mod docker_image;
 mod doctor;
@@ -55,6 +58,7 @@ mod pytest;
 mod python;
 mod sandbox;
 mod seccomp;
+mod secrets;
 mod spec;
 mod staging;
 mod system;
@@ -63,7 +67,8 @@ mod uids;
 
 pub use cache::{CACHE_DIR_ENV_VAR, EnvCache, UV_ENV_VAR};
 pub use cleanup::{Leftover, clean, leftovers, shutdown, temp_dir};
-pub use docker::DockerConfig;
+pub use command::{CommandSpec, CommandStep, Program, RunIf, Stream};
+pub use docker::{DockerConfig, RUN_NAME_LABEL};
 pub use docker_image::{DockerImage, ENV_IMAGE_REPO, docker_image_for};
 pub use doctor::{Finding, doctor};
 pub use env::{BASE_PACKAGES, Env, EnvId, EnvSpec, Requirement, check_system_package};
@@ -71,8 +76,9 @@ pub use error::SandboxError;
 pub use imports::{IMPORT_TO_DISTRIBUTION, ImportAnalysis, imports_to_packages};
 pub use io::{INPUTS_DIR, Input, IoType, OUTPUTS_DIR, Value, parse_output};
 pub use pytest::{CollectionError, Outcome, PytestSpec, SourceFile, TestCase, TestReport};
-pub use python::{Interpreter, PYTHON_ENV_VAR, PythonSpec};
+pub use python::{Interpreter, PYTHON_ENV_VAR, PythonSpec, find_python_version, is_python_version};
 pub use sandbox::{Backend, OUTPUTS_ENV_VAR, Sandbox, TASK_DIR, WORK_DIR};
+pub use secrets::{MASK, Secret, mask};
 pub use spec::{Limits, RunOutcome, RunSpec};
 pub use system::SYS_IMAGE_REPO;
 pub use terminal::escape_for_terminal;

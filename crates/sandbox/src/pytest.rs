@@ -53,6 +53,13 @@ pub struct PytestSpec {
     pub limits: Limits,
     /// Network access (default: no).
     pub network: bool,
+    /// The run's name, as [`crate::RunSpec::run_name`].
+    pub run_name: Option<String>,
+    /// Environment variables for the session, as [`crate::RunSpec::env_vars`].
+    pub env_vars: BTreeMap<String, String>,
+    /// Secrets for the session, as [`crate::RunSpec::secrets`]: masked in its output and in
+    /// the test reports.
+    pub secrets: Vec<crate::Secret>,
 }
 
 impl PytestSpec {
@@ -65,6 +72,9 @@ impl PytestSpec {
             extra_args: Vec::new(),
             limits: Limits::default(),
             network: false,
+            run_name: None,
+            env_vars: BTreeMap::new(),
+            secrets: Vec::new(),
         }
     }
 }
@@ -157,6 +167,9 @@ impl Sandbox {
         let mut run = RunSpec::new(spec.env.clone(), PathBuf::new(), run_dir)?;
         run.limits = spec.limits;
         run.network = spec.network;
+        run.run_name.clone_from(&spec.run_name);
+        run.env_vars.clone_from(&spec.env_vars);
+        run.secrets.clone_from(&spec.secrets);
         let plugin_dir = write_files(&run.work_dir, run_dir, &spec.files)?;
 
         let in_sandbox = self.backend() != Backend::None;
@@ -220,7 +233,8 @@ impl Sandbox {
                 report_in.display().to_string(),
             ),
         ];
-        let outcome = self.execute(&run, Invocation { argv, mounts, env }).await?;
+        let inv = Invocation::new(argv, mounts, env);
+        let outcome = self.execute(&run, inv).await?;
         let report_host = run.outputs_dir.join(REPORT_FILE);
         // Written inside the sandbox, so read like an output: a regular file, capped.
         let report = crate::outputs::read_regular(&report_host, REPORT_CAP)
@@ -236,7 +250,7 @@ impl Sandbox {
                 });
             }
         };
-        let (tests, collection_errors) = parse_report(&lines)?;
+        let (tests, collection_errors) = masked_report(&lines, &report_host, &spec.secrets)?;
         Ok(TestReport {
             tests,
             collection_errors,
@@ -248,6 +262,30 @@ impl Sandbox {
             duration: outcome.duration,
         })
     }
+}
+
+/// The parsed report with the secrets' values masked in every message; the report file stays
+/// in the run directory, so it is rewritten masked too.
+fn masked_report(
+    lines: &str,
+    path: &Path,
+    secrets: &[crate::Secret],
+) -> Result<(Vec<TestCase>, Vec<CollectionError>), SandboxError> {
+    if !secrets.is_empty() {
+        let masked = crate::secrets::mask(lines, secrets);
+        if masked != lines {
+            std::fs::write(path, &masked).map_err(SandboxError::io("masking secrets in", path))?;
+        }
+    }
+    let (mut tests, mut collection_errors) = parse_report(lines)?;
+    for message in tests
+        .iter_mut()
+        .map(|t| &mut t.message)
+        .chain(collection_errors.iter_mut().map(|c| &mut c.message))
+    {
+        crate::secrets::mask_in_place(message, secrets);
+    }
+    Ok((tests, collection_errors))
 }
 
 /// Writes the test files into `work_dir` and the plugin into `run_dir/plugin`; returns the latter.

@@ -119,9 +119,98 @@ pub(crate) async fn run_helper(
     }
 }
 
+/// Whether `text` is a Python version (`3.12`, `3.12.1`) rather than a path or command.
+pub fn is_python_version(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('.').collect();
+    (2..=3).contains(&parts.len())
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// Finds an installed interpreter of `version` (`3.12` for any 3.12, `3.12.1` for exactly that)
+/// without any network: pyenv's versions, the interpreters uv installed (its managed Pythons)
+/// and `python3.12` on `PATH`, newest first; each candidate is asked its version.
+pub async fn find_python_version(version: &str) -> Result<PathBuf, SandboxError> {
+    let minor: String = version.split('.').take(2).collect::<Vec<_>>().join(".");
+    let matches = |found: &str| found == version || found.starts_with(&format!("{version}."));
+    let mut looked = Vec::new();
+    let mut candidates: Vec<(Vec<u32>, PathBuf)> = Vec::new();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let pyenv = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".pyenv")))
+        .map(|root| root.join("versions"));
+    let uv = std::env::var_os("UV_PYTHON_INSTALL_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_DATA_HOME")
+                .map(PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| h.join(".local/share")))
+                .map(|d| d.join("uv/python"))
+        });
+    for (dir, prefix) in [(pyenv, ""), (uv, "cpython-")] {
+        let Some(dir) = dir else { continue };
+        looked.push(dir.display().to_string());
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(found) = name.strip_prefix(prefix) else {
+                continue;
+            };
+            let found = found.split('-').next().unwrap_or_default();
+            if matches(found) {
+                let key = found.split('.').filter_map(|p| p.parse().ok()).collect();
+                candidates.push((key, entry.path().join("bin").join(format!("python{minor}"))));
+            }
+        }
+    }
+    candidates.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut paths: Vec<PathBuf> = candidates.into_iter().map(|(_, p)| p).collect();
+    looked.push("PATH".to_owned());
+    if let Some(on_path) = crate::cache::which(&format!("python{minor}")) {
+        paths.push(on_path);
+    }
+    for path in paths.into_iter().filter(|p| p.is_file()) {
+        match Interpreter::probe(&path).await {
+            Ok(found) if matches(&found.version) => return Ok(found.executable),
+            Ok(_) => {}
+            Err(err) => tracing::debug!(path = %path.display(), %err, "not a usable interpreter"),
+        }
+    }
+    Err(SandboxError::PythonVersionNotFound {
+        version: version.to_owned(),
+        looked: looked.join(", "),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_are_told_from_paths() {
+        assert!(is_python_version("3.12"));
+        assert!(is_python_version("3.12.1"));
+        for other in [
+            "3",
+            "python3.12",
+            "/usr/bin/python3",
+            "3.x",
+            "3..1",
+            "3.12.1.4",
+        ] {
+            assert!(!is_python_version(other), "{other}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_missing_version_says_how_to_get_one() {
+        let err = find_python_version("2.1").await.unwrap_err().to_string();
+        assert!(
+            err.contains("Python 2.1 is not installed") && err.contains("uv python install 2.1"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn minor_version_drops_the_micro() {

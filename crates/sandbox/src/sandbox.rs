@@ -67,6 +67,21 @@ pub(crate) struct Invocation {
     pub(crate) argv: Vec<OsString>,
     pub(crate) mounts: Vec<Mount>,
     pub(crate) env: Vec<(String, String)>,
+    /// Mount the run's work directory itself read-write as [`WORK_DIR`] (a command over a
+    /// workspace) instead of its entries read-only over a scratch file system.
+    pub(crate) work_writable: bool,
+}
+
+impl Invocation {
+    /// A command over the run's usual read-only work directory.
+    pub(crate) fn new(argv: Vec<OsString>, mounts: Vec<Mount>, env: Vec<(String, String)>) -> Self {
+        Self {
+            argv,
+            mounts,
+            env,
+            work_writable: false,
+        }
+    }
 }
 
 impl Sandbox {
@@ -223,6 +238,7 @@ impl Sandbox {
             argv,
             mounts,
             env: Vec::new(),
+            work_writable: false,
         };
         let mut outcome = self.execute(spec, invocation).await?;
         if outcome.success() {
@@ -231,8 +247,20 @@ impl Sandbox {
         Ok(outcome)
     }
 
-    /// Runs a prepared invocation under `spec`'s environment, directories and limits.
+    /// Runs a prepared invocation under `spec`'s environment, directories and limits; the
+    /// secrets' values are masked in what it captured.
     pub(crate) async fn execute(
+        &self,
+        spec: &RunSpec,
+        inv: Invocation,
+    ) -> Result<RunOutcome, SandboxError> {
+        let mut outcome = self.execute_unmasked(spec, inv).await?;
+        crate::secrets::mask_in_place(&mut outcome.stdout, &spec.secrets);
+        crate::secrets::mask_in_place(&mut outcome.stderr, &spec.secrets);
+        Ok(outcome)
+    }
+
+    async fn execute_unmasked(
         &self,
         spec: &RunSpec,
         mut inv: Invocation,
@@ -261,6 +289,9 @@ impl Sandbox {
         if let Some(uid) = run_as {
             std::os::unix::fs::chown(&spec.outputs_dir, Some(uid), Some(uid))
                 .map_err(SandboxError::io("handing over", &spec.outputs_dir))?;
+            if inv.work_writable {
+                crate::command::hand_over(&spec.work_dir, uid)?;
+            }
         }
         let (mounts, staging) = staging::sandbox_mounts(spec, &inv, run_as, docker)?;
         let outputs = PathBuf::from(OUTPUTS_DIR);
@@ -289,6 +320,8 @@ impl Sandbox {
                 uid: run_as.unwrap_or_else(own_uid),
                 network: spec.network,
                 limits: *limits,
+                work_scratch: !inv.work_writable,
+                run_name: spec.run_name.as_deref(),
             };
             let (done, oom) = docker::run(&client, run).await?;
             RunOutcome {
@@ -299,10 +332,14 @@ impl Sandbox {
             let env = sandbox_env(spec, &inv, &outputs, &spec.env.root.join("bin"));
             let plan = Plan {
                 mounts,
-                scratch: vec![
-                    (PathBuf::from("/tmp"), limits.scratch_bytes),
-                    (PathBuf::from(WORK_DIR), limits.scratch_bytes),
-                ],
+                scratch: if inv.work_writable {
+                    vec![(PathBuf::from("/tmp"), limits.scratch_bytes)]
+                } else {
+                    vec![
+                        (PathBuf::from("/tmp"), limits.scratch_bytes),
+                        (PathBuf::from(WORK_DIR), limits.scratch_bytes),
+                    ]
+                },
                 chdir: PathBuf::from(WORK_DIR),
                 env,
                 network: spec.network,
@@ -364,6 +401,11 @@ fn sandbox_env(
     ];
     env.extend(inv.env.iter().cloned());
     env.extend(spec.env_vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+    env.extend(
+        spec.secrets
+            .iter()
+            .map(|s| (s.name.clone(), s.value().to_owned())),
+    );
     env
 }
 

@@ -84,6 +84,12 @@ pub struct RunSpec {
     /// Environment variables given to the script, on top of the fixed allow-list (`PATH`,
     /// `HOME=/tmp`, `LANG`, ...). Nothing else from the caller's environment gets in.
     pub env_vars: BTreeMap<String, String>,
+    /// The run's name (`autocoder generate --name`), for people: the Docker backend labels
+    /// the container with it ([`crate::RUN_NAME_LABEL`]).
+    pub run_name: Option<String>,
+    /// Environment variables like [`RunSpec::env_vars`] whose values are masked in the
+    /// captured stdout and stderr (and, for pytest, its reports).
+    pub secrets: Vec<crate::Secret>,
 }
 
 impl RunSpec {
@@ -107,6 +113,8 @@ impl RunSpec {
             limits: Limits::default(),
             network: false,
             env_vars: BTreeMap::new(),
+            run_name: None,
+            secrets: Vec::new(),
         })
     }
 

@@ -23,6 +23,14 @@ pub(crate) fn sandbox_mounts(
     docker: bool,
 ) -> Result<(Vec<Mount>, Option<tempfile::TempDir>), SandboxError> {
     let mut mounts = inv.mounts.clone();
+    if inv.work_writable {
+        mounts.push(Mount {
+            host: spec.work_dir.clone(),
+            dest: WORK_DIR.into(),
+            writable: true,
+        });
+        return finish_mounts(spec, mounts, run_as, docker);
+    }
     let mut entries: Vec<_> = std::fs::read_dir(&spec.work_dir)
         .map_err(SandboxError::io("listing", &spec.work_dir))?
         .collect::<Result<_, _>>()
@@ -35,6 +43,17 @@ pub(crate) fn sandbox_mounts(
             writable: false,
         });
     }
+    finish_mounts(spec, mounts, run_as, docker)
+}
+
+/// The mounts every sandboxed run has after its own: private files staged, the outputs
+/// directory, the environment.
+fn finish_mounts(
+    spec: &RunSpec,
+    mut mounts: Vec<Mount>,
+    run_as: Option<u32>,
+    docker: bool,
+) -> Result<(Vec<Mount>, Option<tempfile::TempDir>), SandboxError> {
     // The unprivileged uid must be able to read what is mounted read-only.
     let staging = match run_as {
         Some(uid) => stage_private_files(&mut mounts, uid)?,

@@ -49,6 +49,11 @@ pub(crate) struct ModelArgs {
     /// Sampling seed, where the provider supports one.
     #[arg(long)]
     pub(crate) seed: Option<u64>,
+    /// Any other provider parameter, `KEY=VALUE` with a JSON value (else a string), sent in
+    /// every request body (`reasoning_effort=high`, `top_k=40`, `stop=["END"]`); a field the
+    /// request sets itself keeps its own value; repeatable.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub(crate) params: Vec<String>,
     /// Longest wait for one model answer, in seconds (raise it for slow local models).
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     pub(crate) request_timeout: u64,
@@ -89,11 +94,37 @@ impl ModelArgs {
             seed: self.seed,
             ..CallParams::default()
         };
+        config.extra_body = extra_params(&self.params)?;
         config.timeouts.total = Duration::from_secs(self.request_timeout);
         config.record.clone_from(&self.record);
         config.replay.clone_from(&self.replay);
         Ok(config)
     }
+}
+
+/// Body fields a `--param` may not set: the request's own structure, and streaming, which
+/// the client does not read.
+const RESERVED_PARAMS: [&str; 3] = ["model", "messages", "stream"];
+
+/// `--param KEY=VALUE` items as body fields: the value as JSON when it parses, else a string.
+fn extra_params(items: &[String]) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+    let mut fields = serde_json::Map::new();
+    for item in items {
+        let Some((key, value)) = item.split_once('=') else {
+            bail!("--param {item:?} is not KEY=VALUE (for example `reasoning_effort=high`)");
+        };
+        let key = key.trim();
+        if key.is_empty() || RESERVED_PARAMS.contains(&key) {
+            bail!(
+                "--param {item:?}: `{key}` cannot be set this way (not empty, nor one of {})",
+                RESERVED_PARAMS.join(", ")
+            );
+        }
+        let value = serde_json::from_str(value)
+            .unwrap_or_else(|_| serde_json::Value::String(value.to_owned()));
+        fields.insert(key.to_owned(), value);
+    }
+    Ok(fields)
 }
 
 /// `autocoder generate ...`
@@ -134,9 +165,13 @@ pub(crate) struct GenerateArgs {
     /// Stop when the calls have used this many tokens (input plus output).
     #[arg(long, value_name = "TOKENS")]
     token_budget: Option<u64>,
-    /// The run directory (default: `runs/<timestamp>`).
+    /// The run directory (default: `runs/<NAME>` with `--name`, else `runs/run-<timestamp>`).
     #[arg(long, value_name = "RUN_DIR")]
     out: Option<PathBuf>,
+    /// Names the run: the default run directory, `result.json`'s `name`, the live view and the
+    /// Docker containers' `autocoder.run-name` label (letters, digits, `-`, `_`, `.`).
+    #[arg(long)]
+    name: Option<String>,
     /// Print the result document on stdout and nothing else.
     #[arg(long)]
     json: bool,
@@ -147,6 +182,8 @@ pub(crate) struct GenerateArgs {
     prompting: PromptArgs,
     #[command(flatten)]
     sandbox: SandboxArgs,
+    #[command(flatten)]
+    agent: crate::commands::agent_mode::AgentArgs,
 }
 
 /// How the prompts are written and what the model is asked to answer in.
@@ -155,9 +192,15 @@ pub(crate) struct PromptArgs {
     /// Replace the system prompt's persona (the ground rules stay); `@FILE` reads a file.
     #[arg(long)]
     system_prompt: Option<String>,
-    /// Sample rows of each dataset shown to the model.
-    #[arg(long, default_value_t = 20)]
-    sample_rows: usize,
+    /// Sample rows of each dataset the prompts show, within `--context-tokens` (without either
+    /// flag: at most 3 rows of the 20 the profile keeps, about 300 bytes a column).
+    #[arg(long, value_name = "N")]
+    sample_rows: Option<usize>,
+    /// Tokens for the data context of all samples together, with `--sample-rows`: column
+    /// detail, then rows, are cut to fit [default: 2000, for an 8k-context local model, leaving
+    /// room for the task, the code and the answer].
+    #[arg(long, value_name = "TOKENS")]
+    context_tokens: Option<usize>,
     /// A directory of prompt templates overriding the built-in ones by name.
     #[arg(long, value_name = "DIR")]
     prompts_dir: Option<PathBuf>,
@@ -184,6 +227,11 @@ pub(crate) struct SandboxArgs {
     /// CPU-time limit of every run, in seconds.
     #[arg(long, default_value_t = 120)]
     cpu_seconds: u64,
+    /// CPU cores every run may use at once (`1.5`): Docker's `--cpus`; under bwrap and none the
+    /// run's cgroup quota (`cpu.max` on cgroup v2, `cpu.cfs_quota_us` on v1; not enforced
+    /// without a cgroup, see `autocoder sandbox doctor`).
+    #[arg(long, value_name = "CORES", default_value = "1", value_parser = parse_cpus)]
+    cpus: u32,
     /// Wall-clock limit of every run, in seconds.
     #[arg(long, default_value_t = 180)]
     timeout: u64,
@@ -191,6 +239,11 @@ pub(crate) struct SandboxArgs {
     /// passed); repeatable.
     #[arg(long = "env", value_name = "KEY=VALUE")]
     env_vars: Vec<String>,
+    /// Pass this process's environment variable NAME to the script as a secret: its value is
+    /// never written (not to result.json, the conversation or any prompt) and is masked as
+    /// `***` in captured output; only the name is recorded; repeatable.
+    #[arg(long = "secret", value_name = "NAME")]
+    secrets: Vec<String>,
     /// Let the script use the network (off by default).
     #[arg(long)]
     network: bool,
@@ -198,6 +251,16 @@ pub(crate) struct SandboxArgs {
     /// (`disable`).
     #[arg(long, default_value = "auto", value_parser = ["auto", "override", "disable"])]
     cache: String,
+    /// Try a sandbox step again up to N times when the machinery failed (the backend could not
+    /// start, the Docker engine went away); a failing script or test is never retried. Each
+    /// retry is logged (and by generate recorded in result.json's `sandbox_retries`).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    sandbox_retries: u32,
+    /// The sandbox's Python: a version (`3.12`) found among the installed interpreters (pyenv,
+    /// uv's, `python3.12` on PATH; uv downloads nothing here, it can only use what it has), or
+    /// an interpreter's path. Part of the environment id; `run` reuses the generation's.
+    #[arg(long, value_name = "VERSION|PATH")]
+    python: Option<String>,
     /// Serve a sandbox run identical to an earlier one (same script, tests, environment and
     /// input bytes) from the outcome cache instead of running it again; says so when it does.
     #[arg(long)]
@@ -217,9 +280,32 @@ impl SandboxArgs {
             };
             env_vars.push((key.to_owned(), value.to_owned()));
         }
+        let mut secrets = Vec::new();
+        for name in &self.secrets {
+            let valid = name.chars().next().is_some_and(|c| !c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                bail!(
+                    "--secret {name:?}: give the name of an environment variable (letters, digits, `_`)"
+                );
+            }
+            if env_vars.iter().any(|(key, _)| key == name) {
+                bail!("--secret {name}: {name} is also given with --env; pass it one way");
+            }
+            let Some(value) = std::env::var_os(name) else {
+                bail!(
+                    "--secret {name}: the environment variable {name} is not set; export it first"
+                );
+            };
+            let Some(value) = value.to_str().filter(|v| !v.is_empty()) else {
+                bail!("--secret {name}: the value of {name} is empty or not UTF-8");
+            };
+            secrets.push(autocoder_sandbox::Secret::new(name, value));
+        }
         let limits = autocoder_sandbox::Limits {
             memory_bytes: self.memory_mb << 20,
             cpu_seconds: self.cpu_seconds,
+            cpu_millis: self.cpus,
             wall_timeout: Duration::from_secs(self.timeout),
             ..autocoder_sandbox::Limits::default()
         };
@@ -228,9 +314,49 @@ impl SandboxArgs {
             limits,
             network: self.network,
             env_vars,
+            secrets,
             cache_dir: None,
             cache: CacheMode::from_name(&self.cache).unwrap_or_default(),
+            retries: self.sandbox_retries,
+            python: self.python.clone(),
             reuse: self.reuse,
+        })
+    }
+}
+
+/// `--cpus CORES` in thousandths of a core: more than 0.01 and at most 1024 cores.
+fn parse_cpus(text: &str) -> Result<u32, String> {
+    let cores: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of cores (for example 1.5)"))?;
+    if !(0.01..=1024.0).contains(&cores) {
+        return Err(format!("{text} cores: give between 0.01 and 1024"));
+    }
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "checked to lie within 10..=1_024_000"
+    )]
+    Ok((cores * 1000.0).round() as u32)
+}
+
+/// Sample rows a profile keeps when `--sample-rows` is not given.
+const DEFAULT_PROFILE_ROWS: usize = 20;
+/// Sample rows shown with `--context-tokens` alone.
+const DEFAULT_SHOWN_ROWS: usize = 3;
+/// `--context-tokens` when only `--sample-rows` is given: about a quarter of an 8k context.
+const DEFAULT_CONTEXT_TOKENS: usize = 2_000;
+
+impl PromptArgs {
+    /// What prompts show of the samples: the compact default unless a flag says otherwise.
+    fn shown(&self) -> Option<autocoder_loop::data::Shown> {
+        if self.sample_rows.is_none() && self.context_tokens.is_none() {
+            return None;
+        }
+        Some(autocoder_loop::data::Shown {
+            rows: self.sample_rows.unwrap_or(DEFAULT_SHOWN_ROWS),
+            context_tokens: self.context_tokens.unwrap_or(DEFAULT_CONTEXT_TOKENS),
         })
     }
 }
@@ -245,7 +371,10 @@ fn text_or_file(value: &str, flag: &str) -> anyhow::Result<String> {
     }
 }
 
-fn default_run_dir() -> PathBuf {
+fn default_run_dir(name: Option<&str>) -> PathBuf {
+    if let Some(name) = name {
+        return Path::new("runs").join(name);
+    }
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -264,7 +393,13 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         .iter()
         .map(|text| text.parse().with_context(|| format!("--sample {text}")))
         .collect::<anyhow::Result<_>>()?;
-    let out = args.out.clone().unwrap_or_else(default_run_dir);
+    if let Some(name) = &args.name {
+        autocoder_loop::options::check_run_name(name)?;
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_run_dir(args.name.as_deref()));
     let options = GenerateOptions {
         prompt: args.prompt.clone(),
         schema_text: args
@@ -283,7 +418,8 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
             .map(|s| text_or_file(s, "--system-prompt"))
             .transpose()?,
         base_packages: args.base_packages.clone(),
-        sample_rows: args.prompting.sample_rows,
+        sample_rows: args.prompting.sample_rows.unwrap_or(DEFAULT_PROFILE_ROWS),
+        shown: args.prompting.shown(),
         limits: Limits {
             max_iterations: args.max_iterations,
             token_budget: args.token_budget,
@@ -295,7 +431,10 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         tests_see_code: args.prompting.tests_see_code,
         code_in_fences: args.prompting.code_in_fences,
         model: args.model.model.clone(),
+        name: args.name.clone(),
     };
+    // The samples and declarations are checked before the API key is looked up.
+    options.check()?;
     let client = args.model.client(
         Some(out.join("conversation.jsonl")),
         args.prompting.prompts_dir.clone(),
@@ -303,13 +442,24 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
     crate::commands::cache::install(&client, &args.model_cache)?;
     let live = live_view(global.quiet || args.json);
     let on_progress = |progress: &Progress| {
-        let status = describe(progress);
+        let status = match &args.name {
+            Some(name) => format!("{name} · {}", describe(progress)),
+            None => describe(progress),
+        };
         tracing::info!("{status}");
         if let Some(bar) = &live {
             bar.set_message(status);
         }
     };
-    let result = generate(&options, &client, &on_progress).await;
+    let result = if args.agent.agent {
+        let base = args.model.api_base.as_deref();
+        crate::commands::agent_mode::generate(&args.agent, options, base, &client, &on_progress)
+            .await
+    } else {
+        generate(&options, &client, &on_progress)
+            .await
+            .map_err(Into::into)
+    };
     if let Some(bar) = &live {
         bar.finish_and_clear();
     }
@@ -360,8 +510,13 @@ pub(crate) fn summary(result: &GenerationResult, out: &Path) {
     } else {
         "FAILED"
     };
+    let name = result
+        .name
+        .as_deref()
+        .map(|n| format!("{n}: "))
+        .unwrap_or_default();
     eprintln!(
-        "{verdict}: {} after {} test run(s), {} model calls, {} + {} tokens, {:.1}s",
+        "{name}{verdict}: {} after {} test run(s), {} model calls, {} + {} tokens, {:.1}s",
         result.reason,
         result.attempts,
         result.model_calls,
@@ -382,5 +537,39 @@ pub(crate) fn summary(result: &GenerationResult, out: &Path) {
     }
     if result.success {
         eprintln!("run it: autocoder run {}", out.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::extra_params;
+    use serde_json::json;
+
+    #[test]
+    fn cpus_are_thousandths_of_a_core() {
+        assert_eq!(super::parse_cpus("1.5"), Ok(1500));
+        assert_eq!(super::parse_cpus("0.25"), Ok(250));
+        assert_eq!(super::parse_cpus("2"), Ok(2000));
+        for bad in ["0", "-1", "many", "5000", "NaN"] {
+            assert!(super::parse_cpus(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn params_are_json_values_else_strings() {
+        let items = [
+            "top_k=40",
+            "reasoning_effort=high",
+            r#"stop=["END"]"#,
+            "note=a=b",
+        ];
+        let fields = extra_params(&items.map(String::from)).unwrap();
+        assert_eq!(fields["top_k"], json!(40));
+        assert_eq!(fields["reasoning_effort"], json!("high"));
+        assert_eq!(fields["stop"], json!(["END"]));
+        assert_eq!(fields["note"], json!("a=b"));
+        for bad in ["top_k", "=1", "stream=true", "model=x"] {
+            assert!(extra_params(&[bad.to_owned()]).is_err(), "{bad}");
+        }
     }
 }

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use crate::cli::{Cli, Command};
 use crate::signals::cancel_on_signal;
 
+pub(crate) mod agent_mode;
 pub(crate) mod cache;
 pub(crate) mod completions;
 pub(crate) mod constraint;

@@ -24,6 +24,10 @@ pub(crate) struct ProfileArgs {
     /// Write the document to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
+    /// Also write the report as one self-contained HTML page (charts, alerts, sample rows) to
+    /// FILE; several files share one page.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) input: InputArgs,
 }
@@ -40,12 +44,17 @@ pub(crate) enum Format {
     Pandera,
     /// The compact text a prompt carries.
     Context,
+    /// One self-contained HTML page with charts (as `--html`).
+    Html,
 }
 
 /// Runs `autocoder profile`.
 pub(crate) fn run(args: &ProfileArgs, global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let profiles = args.input.profile_all(global.quiet)?;
     let format = if args.json { Format::Json } else { args.format };
+    if let Some(path) = &args.html {
+        output::write_document(&html(&profiles), Some(path))?;
+    }
     let text = render_all(format, &profiles, &args.input)?;
     output::write_document(&text, args.output.as_deref())?;
     Ok(ExitCode::SUCCESS)
@@ -65,6 +74,7 @@ fn render_all(format: Format, profiles: &[Profile], input: &InputArgs) -> anyhow
         }
         Format::Text => join(profiles, render::text),
         Format::Context => join(profiles, render::context),
+        Format::Html => html(profiles),
         Format::Pandera => {
             let modules: Vec<(String, String)> = profiles
                 .iter()
@@ -77,6 +87,16 @@ fn render_all(format: Format, profiles: &[Profile], input: &InputArgs) -> anyhow
             join_modules(&modules)
         }
     })
+}
+
+/// The HTML report: one profile's page, or one page for several files.
+fn html(profiles: &[Profile]) -> String {
+    if let [one] = profiles {
+        return autocoder_report::html(one);
+    }
+    let names: Vec<String> = profiles.iter().map(render::format::source).collect();
+    let datasets: Vec<(&str, &Profile)> = names.iter().map(String::as_str).zip(profiles).collect();
+    autocoder_report::html_many(&format!("{} files", profiles.len()), &datasets)
 }
 
 /// The renderings of several profiles, separated by a blank line.

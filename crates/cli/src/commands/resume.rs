@@ -81,7 +81,7 @@ pub(crate) async fn run(args: ResumeArgs, global: &GlobalArgs) -> anyhow::Result
         };
         env_values.push((key.to_owned(), value.to_owned()));
     }
-    let mut options = request.options(&env_values)?;
+    let mut options = request.options(&env_values, &|name| std::env::var(name).ok())?;
     options.out_dir.clone_from(&run_dir);
     if let Some(max) = args.max_iterations {
         if max < options.limits.max_iterations {

@@ -71,6 +71,21 @@ fn display(value: &Value) -> serde_json::Value {
     }
 }
 
+/// A pretty-printed JSON object with its keys in the given order (`serde_json::Map` sorts them).
+fn json_object(fields: &[(&str, serde_json::Value)]) -> anyhow::Result<String> {
+    if fields.is_empty() {
+        return Ok("{}".to_owned());
+    }
+    let mut text = String::from("{\n");
+    for (i, (name, value)) in fields.iter().enumerate() {
+        let value = serde_json::to_string_pretty(value)?.replace('\n', "\n  ");
+        let comma = if i + 1 < fields.len() { "," } else { "" };
+        let _ = writeln!(text, "  {}: {value}{comma}", serde_json::to_string(name)?);
+    }
+    text.push('}');
+    Ok(text)
+}
+
 /// A size: bytes, or a number with `K`, `M` or `G` (powers of 1024; `KiB` ... also read).
 pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
@@ -105,7 +120,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<i32> {
         sandbox,
         out_dir: args.out.clone(),
     };
-    let (_, outcome) = run_result(&args.run_dir, &options).await?;
+    let (result, outcome) = run_result(&args.run_dir, &options).await?;
     let code = outcome.exit_code.unwrap_or(-1);
     if !outcome.success() {
         let why = if outcome.timed_out {
@@ -124,12 +139,14 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<i32> {
         bail!("the script {why}\n{shown}");
     }
     let outputs = outcome.outputs.context("reading the script's outputs")?;
-    let document: serde_json::Map<String, serde_json::Value> = outputs
+    // In the order the outputs were declared, not sorted by name.
+    let document: Vec<(&str, serde_json::Value)> = result
+        .outputs
         .iter()
-        .map(|(k, v)| (k.clone(), display(v)))
+        .filter_map(|o| Some((o.name.as_str(), display(outputs.get(&o.name)?))))
         .collect();
     if args.json {
-        write_stdout(&format!("{}\n", serde_json::to_string_pretty(&document)?))?;
+        write_stdout(&format!("{}\n", json_object(&document)?))?;
     } else {
         let mut text = outcome.stdout.clone();
         for (name, value) in &document {

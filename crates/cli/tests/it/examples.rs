@@ -54,9 +54,31 @@ fn replay(name: &str) -> Replayed {
     let result: Value =
         serde_json::from_slice(&std::fs::read(run_dir.join("result.json")).unwrap()).unwrap();
     assert_eq!(result["success"], true, "{stderr}");
+    assert_eq!(
+        result["tokens"]["cached_input_tokens"],
+        cassette_cached_tokens(&dir.join("cassette.jsonl")),
+        "result.json counts the prompt tokens llama.cpp served from its cache"
+    );
     let outputs: Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("run --json printed no JSON ({e}):\n{stderr}"));
     Replayed { _dir: out, outputs }
+}
+
+/// The prompt tokens the recorded server said it served from its prompt cache, over every
+/// answer in the cassette (a replay answers each recorded request once).
+fn cassette_cached_tokens(path: &Path) -> u64 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let entry: Value = serde_json::from_str(line).unwrap();
+            entry["response"]
+                .pointer("/usage/prompt_tokens_details/cached_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        })
+        .sum()
 }
 
 fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {

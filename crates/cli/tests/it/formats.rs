@@ -222,3 +222,38 @@ fn help_documents_the_exit_codes() {
         assert!(help.contains(flag), "{flag} missing from:\n{help}");
     }
 }
+
+#[test]
+fn html_writes_one_self_contained_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let page_arg = page.display().to_string();
+    let out = autocoder(&["profile", &penguins(), "--html", &page_arg]);
+    assert!(out.status.success());
+    // The usual output still goes to stdout.
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("344 rows, 8 columns")
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert_eq!(html.matches("<svg").count(), 1 + 8);
+    assert!(
+        html.contains("<td>43.92</td>"),
+        "rounded as the text report"
+    );
+    // `--format html` prints the same page; two files share one page.
+    assert_eq!(
+        stdout_of(&["profile", "--format", "html", &penguins()]),
+        html
+    );
+    let iris = testdata("real/iris.csv").display().to_string();
+    let both = stdout_of(&["profile", "--format", "html", &penguins(), &iris]);
+    assert!(both.contains("<title>2 files</title>"), "{both}");
+    assert!(both.contains("id=\"d1-c0\""));
+    // A directory that does not exist is a clear error.
+    let out = autocoder(&["profile", &penguins(), "--html", "/nonexistent/dir/r.html"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write /nonexistent/dir/r.html"));
+}

@@ -4,6 +4,7 @@
 #![allow(clippy::disallowed_methods)] // tests run the binary and the real Python interpreter
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
+mod agent;
 mod caches;
 mod constraints;
 mod conventions;
@@ -14,6 +15,7 @@ mod formats;
 mod generate;
 mod human;
 mod pandera;
+mod params;
 mod policy;
 mod resume;
 mod robustness;

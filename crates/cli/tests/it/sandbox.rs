@@ -136,6 +136,31 @@ fn the_callers_open_descriptors_do_not_reach_the_script() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "closed 7\nclosed 8\n");
 }
 
+/// A caller under a real-time policy (`chrt -f`, as benchmarks run) must neither fail to start
+/// the sandbox (a v1 `cpu` cgroup without a real-time budget refuses real-time tasks) nor hand
+/// the script a priority that can starve the machine.
+#[test]
+fn a_real_time_caller_starts_the_script_under_the_normal_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("policy.py");
+    std::fs::write(
+        &script,
+        "import os\nprint(os.sched_getscheduler(0) == os.SCHED_OTHER)\n",
+    )
+    .unwrap();
+    let out = sandbox_after(
+        "os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))",
+        &["run", script.to_str().unwrap()],
+        &dir.path().join("envs"),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "True\n");
+}
+
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn a_key_in_the_callers_session_keyring_is_unreadable() {

@@ -5,6 +5,12 @@ use serde_json::{Map, Value, json};
 use super::{ResponseFormat, WireReply, WireRequest, u64_at};
 use crate::{FinishReason, Message, Role, ToolCall, ToolChoice, Usage};
 
+/// Anthropic's prompt-cache marker (`cache_control`): the prefix up to a marked block is cached
+/// for a few minutes and read back at a tenth of the input price.
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
 /// Anthropic requires `max_tokens`; this is used when the call sets none.
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 
@@ -23,9 +29,15 @@ pub(crate) fn body(request: &WireRequest<'_>) -> Value {
         .map(|message| message.content.as_str())
         .collect();
     if !system.is_empty() {
-        body.insert("system".into(), json!(system.join("\n\n")));
+        // The system prompt is the part every call of a run shares: a cache breakpoint.
+        body.insert(
+            "system".into(),
+            json!([{"type": "text", "text": system.join("\n\n"), "cache_control": ephemeral()}]),
+        );
     }
-    body.insert("messages".into(), Value::Array(messages(request.messages)));
+    let mut turns = messages(request.messages);
+    mark_conversation_prefix(&mut turns);
+    body.insert("messages".into(), Value::Array(turns));
     if let Some(temperature) = params.temperature {
         body.insert("temperature".into(), json!(temperature));
     }
@@ -96,6 +108,25 @@ fn messages(messages: &[Message]) -> Vec<Value> {
         .collect()
 }
 
+/// In a conversation that grows call by call (a repair round, a tool loop), the next call
+/// repeats everything sent so far: mark the last block of the newest turn so the next call
+/// reads the whole prefix from the cache. A one-turn prompt is not marked (its text is not sent
+/// again, and a cache write costs more than a plain input token).
+fn mark_conversation_prefix(turns: &mut [Value]) {
+    if turns.len() < 3 {
+        return;
+    }
+    if let Some(block) = turns
+        .last_mut()
+        .and_then(|turn| turn.get_mut("content"))
+        .and_then(Value::as_array_mut)
+        .and_then(|blocks| blocks.last_mut())
+        .and_then(Value::as_object_mut)
+    {
+        block.insert("cache_control".into(), ephemeral());
+    }
+}
+
 pub(crate) fn parse(body: &Value) -> Result<WireReply, String> {
     let content = body
         .get("content")
@@ -137,6 +168,7 @@ pub(crate) fn parse(body: &Value) -> Result<WireReply, String> {
                 + u64_at(body, "/usage/cache_creation_input_tokens")
                 + u64_at(body, "/usage/cache_read_input_tokens"),
             output_tokens: u64_at(body, "/usage/output_tokens"),
+            cached_input_tokens: u64_at(body, "/usage/cache_read_input_tokens"),
         },
         finish_reason,
     })
@@ -147,4 +179,38 @@ pub(crate) fn error_message(body: &Value) -> Option<String> {
     body.pointer("/error/message")
         .and_then(Value::as_str)
         .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_reads_count_as_input_and_as_cached() {
+        let answer = json!({"content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 12, "cache_creation_input_tokens": 100,
+                      "cache_read_input_tokens": 3000, "output_tokens": 5}});
+        let usage = parse(&answer).unwrap().usage;
+        assert_eq!(usage.input_tokens, 3112);
+        assert_eq!(usage.cached_input_tokens, 3000);
+    }
+
+    #[test]
+    fn a_growing_conversation_marks_its_newest_turn() {
+        let mut turns = vec![
+            json!({"role": "user", "content": [{"type": "text", "text": "a"}]}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "b"}]}),
+            json!({"role": "user", "content": [{"type": "text", "text": "c"}, {"type": "text", "text": "d"}]}),
+        ];
+        mark_conversation_prefix(&mut turns);
+        assert_eq!(
+            turns[2]["content"][1]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert!(turns[2]["content"][0].get("cache_control").is_none());
+        assert!(turns[0]["content"][0].get("cache_control").is_none());
+        let mut one = vec![json!({"role": "user", "content": [{"type": "text", "text": "a"}]})];
+        mark_conversation_prefix(&mut one);
+        assert!(one[0]["content"][0].get("cache_control").is_none());
+    }
 }

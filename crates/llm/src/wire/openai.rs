@@ -166,9 +166,19 @@ pub(crate) fn parse(body: &Value) -> Result<WireReply, String> {
         usage: Usage {
             input_tokens: u64_at(body, "/usage/prompt_tokens"),
             output_tokens: u64_at(body, "/usage/completion_tokens"),
+            cached_input_tokens: cached_tokens(body),
         },
         finish_reason,
     })
+}
+
+/// Prompt tokens served from the server's cache: OpenAI's (and current llama.cpp's)
+/// `prompt_tokens_details.cached_tokens`, else llama.cpp's own `timings.cache_n`.
+fn cached_tokens(body: &Value) -> u64 {
+    body.pointer("/usage/prompt_tokens_details/cached_tokens")
+        .or_else(|| body.pointer("/timings/cache_n"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
 }
 
 /// The error message in an OpenAI error body, if there is one.
@@ -200,5 +210,36 @@ mod tests {
         assert_eq!(body(&request, true)["max_completion_tokens"], 10);
         assert!(body(&request, true).get("max_tokens").is_none());
         assert_eq!(body(&request, false)["max_tokens"], 10);
+    }
+
+    fn answer(usage: &Value, extra: Option<(&str, Value)>) -> Value {
+        let mut body = json!({"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+                              "usage": usage.clone()});
+        if let Some((key, value)) = extra {
+            body[key] = value;
+        }
+        body
+    }
+
+    #[test]
+    fn cached_prompt_tokens_come_from_either_field() {
+        let openai = answer(
+            &json!({"prompt_tokens": 1585, "completion_tokens": 221,
+                   "prompt_tokens_details": {"cached_tokens": 1476}}),
+            None,
+        );
+        let usage = parse(&openai).unwrap().usage;
+        assert_eq!(
+            (usage.input_tokens, usage.cached_input_tokens),
+            (1585, 1476)
+        );
+        // An older llama.cpp server says it only in its own timings.
+        let llama = answer(
+            &json!({"prompt_tokens": 900, "completion_tokens": 10}),
+            Some(("timings", json!({"cache_n": 850, "prompt_n": 50}))),
+        );
+        assert_eq!(parse(&llama).unwrap().usage.cached_input_tokens, 850);
+        let plain = answer(&json!({"prompt_tokens": 9, "completion_tokens": 1}), None);
+        assert_eq!(parse(&plain).unwrap().usage.cached_input_tokens, 0);
     }
 }

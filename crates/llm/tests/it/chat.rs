@@ -65,6 +65,45 @@ async fn openai_chat_sends_params_step_and_key() {
 }
 
 #[tokio::test]
+async fn extra_parameters_go_into_the_body_under_the_calls_own_fields() {
+    for model in ["openai/gpt-4.1", "anthropic/claude-sonnet-4-5"] {
+        let server = server(vec![Entry::step("greet", Reply::Text("Hi".into()))]).await;
+        let mut config = config(&server, model);
+        for (key, value) in [
+            ("reasoning_effort", json!("high")),
+            ("top_k", json!(40)),
+            ("temperature", json!(0.7)),
+            ("stop", json!(["NEVER"])),
+            ("model", json!("not-this-one")),
+        ] {
+            config.extra_body.insert(key.to_owned(), value);
+        }
+        let overrides = CallParams {
+            stop: vec!["END".into()],
+            ..CallParams::default()
+        };
+        client(config)
+            .chat("greet", &[Message::user("Hi")], &overrides)
+            .await
+            .unwrap();
+        let body = &server.requests()[0].body;
+        assert_eq!(body["reasoning_effort"], "high", "{model}");
+        assert_eq!(body["top_k"], 40, "{model}");
+        assert_eq!(
+            body["temperature"], 0.7,
+            "no call value: the extra one is sent"
+        );
+        let stop = if model.starts_with("openai") {
+            &body["stop"]
+        } else {
+            &body["stop_sequences"]
+        };
+        assert_eq!(stop, &json!(["END"]), "{model}: the call's own value wins");
+        assert_ne!(body["model"], "not-this-one", "{model}");
+    }
+}
+
+#[tokio::test]
 async fn anthropic_chat_uses_messages_api() {
     let server = server(vec![
         Entry::step("greet", Reply::Text("Hi there".into())).with_usage(20, 4),
@@ -86,7 +125,12 @@ async fn anthropic_chat_uses_messages_api() {
     assert_eq!(request.format, Some(WireFormat::Anthropic));
     assert_eq!(request.headers["x-api-key"], "[redacted]");
     assert_eq!(request.headers["anthropic-version"], "2023-06-01");
-    assert_eq!(request.body["system"], "Be brief.");
+    // The system prompt, shared by every call of a run, is a cache breakpoint; a one-turn
+    // prompt is not.
+    assert_eq!(
+        request.body["system"],
+        json!([{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}])
+    );
     assert_eq!(request.body["max_tokens"], 4096);
     assert_eq!(
         request.body["messages"],
@@ -186,7 +230,8 @@ async fn tool_calls_round_trip_in_both_formats() {
             assert_eq!(
                 body["messages"][2],
                 json!({"role": "user", "content": [{"type": "tool_result",
-                       "tool_use_id": "call_1", "content": "42\n"}]})
+                       "tool_use_id": "call_1", "content": "42\n",
+                       "cache_control": {"type": "ephemeral"}}]})
             );
         }
     }

@@ -53,6 +53,12 @@ pub struct RequestRecord {
     pub code_in_fences: bool,
     /// The model and its settings.
     pub model: ModelRecord,
+    /// The run's name (`--name`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What prompts show of the samples (`--sample-rows`, `--context-tokens`): rows and tokens.
+    #[serde(default)]
+    pub shown: Option<(usize, usize)>,
 }
 
 /// The sandbox options (`--env` values redacted).
@@ -93,6 +99,15 @@ pub struct SandboxRecord {
     /// Whether identical sandbox runs are served from the outcome cache.
     #[serde(default)]
     pub reuse: bool,
+    /// `--secret` names (values are read from the environment again on resume, never kept).
+    #[serde(default)]
+    pub secrets: Vec<String>,
+    /// Retries of a sandbox step that failed for an infrastructure reason.
+    #[serde(default)]
+    pub retries: u32,
+    /// `--python`.
+    #[serde(default)]
+    pub python: Option<String>,
 }
 
 /// The model's settings (the API key is never here: only the variable that holds it).
@@ -118,6 +133,9 @@ pub struct ModelRecord {
     pub record: Option<PathBuf>,
     /// The recording replayed, if any.
     pub replay: Option<PathBuf>,
+    /// `--param` fields added to every request body.
+    #[serde(default)]
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
 }
 
 fn cache_name(mode: CacheMode) -> &'static str {
@@ -180,6 +198,14 @@ impl RequestRecord {
                 cache_dir: options.sandbox.cache_dir.clone(),
                 cache: cache_name(options.sandbox.cache).to_owned(),
                 reuse: options.sandbox.reuse,
+                secrets: options
+                    .sandbox
+                    .secrets
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .collect(),
+                retries: options.sandbox.retries,
+                python: options.sandbox.python.clone(),
             },
             prompts_dir: options.prompts_dir.clone(),
             tests_see_code: options.tests_see_code,
@@ -195,13 +221,20 @@ impl RequestRecord {
                 structured_mode: llm.structured_mode,
                 record: llm.record.clone(),
                 replay: llm.replay.clone(),
+                extra_body: llm.extra_body.clone(),
             },
+            name: options.name.clone(),
+            shown: options.shown.map(|s| (s.rows, s.context_tokens)),
         }
     }
 
-    /// The options again. `env_values` gives the values of the redacted `--env` variables;
-    /// one missing is an error naming it.
-    pub fn options(&self, env_values: &[(String, String)]) -> Result<GenerateOptions, LoopError> {
+    /// The options again. `env_values` gives the values of the redacted `--env` variables and
+    /// `secret` those of the `--secret` names; one missing is an error naming it.
+    pub fn options(
+        &self,
+        env_values: &[(String, String)],
+        secret: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<GenerateOptions, LoopError> {
         let s = &self.sandbox;
         let backend = Backend::from_name(&s.backend).ok_or_else(|| {
             LoopError::InvalidRequest(format!("the journal's sandbox `{}` is unknown", s.backend))
@@ -218,6 +251,15 @@ impl RequestRecord {
                     )));
                 }
             }
+        }
+        let mut secrets = Vec::new();
+        for name in &s.secrets {
+            let value = secret(name).ok_or_else(|| {
+                LoopError::InvalidRequest(format!(
+                    "the run had `--secret {name}`, whose value the journal does not keep: set the environment variable {name} again"
+                ))
+            })?;
+            secrets.push(autocoder_sandbox::Secret::new(name.clone(), value));
         }
         let limits = autocoder_sandbox::Limits {
             memory_bytes: s.memory_bytes,
@@ -252,11 +294,19 @@ impl RequestRecord {
                 cache_dir: s.cache_dir.clone(),
                 cache: CacheMode::from_name(&s.cache).unwrap_or_default(),
                 reuse: s.reuse,
+                secrets,
+                retries: s.retries,
+                python: s.python.clone(),
             },
             prompts_dir: self.prompts_dir.clone(),
             tests_see_code: self.tests_see_code,
             code_in_fences: self.code_in_fences,
             model: self.model.model.clone(),
+            name: self.name.clone(),
+            shown: self.shown.map(|(rows, context_tokens)| crate::data::Shown {
+                rows,
+                context_tokens,
+            }),
         })
     }
 
@@ -276,6 +326,7 @@ impl RequestRecord {
         config.record.clone_from(&m.record);
         config.replay.clone_from(&m.replay);
         config.prompts_dir.clone_from(&self.prompts_dir);
+        config.extra_body.clone_from(&m.extra_body);
         Ok(config)
     }
 }
@@ -306,10 +357,10 @@ mod tests {
         let json = serde_json::to_string(&record).unwrap();
         assert!(!json.contains("hunter2"), "{json}");
         assert!(json.contains("TOKEN"), "{json}");
-        let err = record.options(&[]).unwrap_err().to_string();
+        let err = record.options(&[], &|_| None).unwrap_err().to_string();
         assert!(err.contains("--env TOKEN=VALUE"), "{err}");
         let back = record
-            .options(&[("TOKEN".into(), "hunter2".into())])
+            .options(&[("TOKEN".into(), "hunter2".into())], &|_| None)
             .unwrap();
         assert_eq!(back.sandbox.env_vars, options.sandbox.env_vars);
         assert_eq!(back.prompt, "p");

@@ -9,6 +9,7 @@ use crate::splice::FunctionPatch;
 const USAGE: Usage = Usage {
     input_tokens: 100,
     output_tokens: 50,
+    cached_input_tokens: 0,
 };
 const CODE: &str = "import pandas as pd\n\ndef total(rows):\n    return sum(rows) + 1\n";
 const TESTS: &str = "def test_total(run_solution):\n    assert run_solution().outputs['total'] == 6\n\n\ndef test_exit(run_solution):\n    assert run_solution().returncode == 0\n";

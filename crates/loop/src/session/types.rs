@@ -35,6 +35,9 @@ pub struct Usage {
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
+    /// Of the prompt tokens, those the provider's prompt cache served.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
 }
 
 impl Usage {
@@ -48,6 +51,7 @@ impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
     }
 }
 

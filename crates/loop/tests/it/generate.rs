@@ -229,10 +229,16 @@ async fn first_try_pass_writes_a_complete_run_directory() {
         "requirements.txt",
         "conversation.jsonl",
         "profiles/sales.json",
+        "report.html",
         "iterations/1/test_output.txt",
     ] {
         assert!(run_dir.join(file).exists(), "{file} missing");
     }
+    let report = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    assert!(
+        report.contains("<h2>sales</h2>") && report.contains("<svg"),
+        "the report names the sample and draws its charts"
+    );
     assert!(
         std::fs::read_to_string(run_dir.join("requirements.txt"))
             .unwrap()

@@ -84,6 +84,42 @@ pub fn context(profile: &Profile) -> String {
     last
 }
 
+/// [`context`] with `rows` sample rows (as many as the profile kept, at most) in at most
+/// `budget_bytes`: the most detailed rendering with all those rows that fits is chosen; when
+/// even the least detailed one does not fit, rows are dropped until it does (a table whose
+/// columns alone exceed the budget is shown without rows, over it).
+pub fn context_fitted(profile: &Profile, rows: usize, budget_bytes: usize) -> String {
+    let with_rows = |detail: Detail, rows: usize| {
+        render(
+            profile,
+            Detail {
+                sample_rows: rows,
+                ..detail
+            },
+        )
+    };
+    let mut least = LEVELS[LEVELS.len() - 1];
+    for detail in LEVELS {
+        let text = with_rows(detail, rows);
+        if text.len() <= budget_bytes {
+            return text;
+        }
+        least = detail;
+    }
+    // The most rows that fit at the least detail: a binary search over 0..rows.
+    let rows = rows.min(profile.samples.len());
+    let (mut fits, mut over) = (0, rows);
+    while fits + 1 < over {
+        let middle = usize::midpoint(fits, over);
+        if with_rows(least, middle).len() <= budget_bytes {
+            fits = middle;
+        } else {
+            over = middle;
+        }
+    }
+    with_rows(least, fits)
+}
+
 fn render(profile: &Profile, detail: Detail) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -323,6 +359,40 @@ mod tests {
         assert_eq!(csv_field("plain"), "plain");
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+
+    #[test]
+    fn fitted_contexts_show_the_rows_asked_for_within_the_budget() {
+        let mut rows = String::new();
+        for i in 0..50 {
+            let _ = writeln!(rows, "{i},name-{i},{}", i * 7);
+        }
+        let options = crate::ProfileOptions {
+            sample_rows: 40,
+            ..crate::ProfileOptions::default()
+        };
+        let profile = crate::profile_reader(
+            std::io::Cursor::new(format!("id,name,score\n{rows}")),
+            "t.csv",
+            &options,
+            &|_, _| {},
+        )
+        .unwrap();
+        let shown = |text: &str| {
+            text.lines()
+                .skip_while(|l| !l.starts_with("Sample rows"))
+                .count()
+                .saturating_sub(2)
+        };
+        let roomy = context_fitted(&profile, 25, 100_000);
+        assert!(roomy.contains("Sample rows (25 of 40 sampled"), "{roomy}");
+        assert_eq!(shown(&roomy), 25);
+        assert!(roomy.len() > 1_000);
+        let tight = context_fitted(&profile, 25, 750);
+        assert!(tight.len() <= 750, "{}", tight.len());
+        let kept = shown(&tight);
+        assert!(kept > 0 && kept < 25, "{kept} rows:\n{tight}");
+        assert_eq!(shown(&context_fitted(&profile, 0, 100_000)), 0);
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! Small formatting helpers the renderers share.
+//! Small formatting helpers the renderers share (the text report, the prompt context and the
+//! HTML report of `autocoder-report`): exact floats, statistics rounded for people, escaped
+//! names, counts and sizes.
 
 use std::fmt::Write as _;
 
@@ -8,7 +10,7 @@ use crate::{ColumnProfile, Dialect, Monotonic, Profile, Quantile};
 
 /// A float in its shortest form that reads back to the same `f64` (`0.1`, `43.92192982456142`,
 /// `inf`); whole floats keep a `.0` so they read as floats.
-pub(super) fn float(x: f64) -> String {
+pub fn float(x: f64) -> String {
     if x.is_nan() {
         "nan".to_owned()
     } else if x.is_infinite() {
@@ -25,7 +27,7 @@ pub(super) fn float(x: f64) -> String {
 
 /// A statistic for people: four significant digits, but never fewer digits than the
 /// integer part has (`43.92`, `200.9`, `1234568`, `0.0001235`); integers stay whole.
-pub(super) fn human(x: f64) -> String {
+pub fn human(x: f64) -> String {
     if !x.is_finite() || x == 0.0 {
         return float(x).trim_end_matches(".0").to_owned();
     }
@@ -45,7 +47,7 @@ pub(super) fn human(x: f64) -> String {
 }
 
 /// A computed value for people: numbers by [`human`], dates and text as they are.
-pub(super) fn human_scalar(value: &Scalar) -> String {
+pub fn human_scalar(value: &Scalar) -> String {
     match value {
         Scalar::Float(x) => human(*x),
         other => scalar(other),
@@ -55,7 +57,7 @@ pub(super) fn human_scalar(value: &Scalar) -> String {
 /// `text` with its control characters written as escapes (`\n`, `\u{1b}`), so that names
 /// and values cannot move the cursor, ring the bell or recolour a terminal. `keep` are control
 /// characters left as they are.
-pub(super) fn escape_controls(text: &str, keep: &[char]) -> String {
+pub fn escape_controls(text: &str, keep: &[char]) -> String {
     if !text.chars().any(|c| c.is_control() && !keep.contains(&c)) {
         return text.to_owned();
     }
@@ -71,7 +73,7 @@ pub(super) fn escape_controls(text: &str, keep: &[char]) -> String {
 }
 
 /// `1 row`, `2 rows`.
-pub(super) fn count(n: u64, noun: &str) -> String {
+pub fn count(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
@@ -80,7 +82,7 @@ pub(super) fn count(n: u64, noun: &str) -> String {
 }
 
 /// The file as shown to people: `-` is standard input; control characters are escaped.
-pub(super) fn source(profile: &Profile) -> String {
+pub fn source(profile: &Profile) -> String {
     if profile.source == "-" {
         "standard input".to_owned()
     } else {
@@ -89,13 +91,13 @@ pub(super) fn source(profile: &Profile) -> String {
 }
 
 /// A column name as shown to people: control characters escaped, cut to `max` characters.
-pub(super) fn name(text: &str, max: usize) -> String {
+pub fn name(text: &str, max: usize) -> String {
     truncate(&escape_controls(text, &[]), max)
 }
 
 /// A scalar as a reader expects it: numbers exact, text bare unless it needs quoting (empty,
 /// surrounding spaces, control characters, commas or quotes), then as a Rust/JSON-style literal.
-pub(super) fn scalar(value: &Scalar) -> String {
+pub fn scalar(value: &Scalar) -> String {
     match value {
         Scalar::Bool(b) => b.to_string(),
         Scalar::Int(i) => i.to_string(),
@@ -105,7 +107,7 @@ pub(super) fn scalar(value: &Scalar) -> String {
 }
 
 /// A text value, quoted only when it has to be.
-pub(super) fn text_value(s: &str) -> String {
+pub fn text_value(s: &str) -> String {
     let needs_quotes = s.is_empty()
         || s.starts_with(' ')
         || s.ends_with(' ')
@@ -118,7 +120,7 @@ pub(super) fn text_value(s: &str) -> String {
 }
 
 /// `s` cut to at most `max` characters, ending with `…` when cut.
-pub(super) fn truncate(s: &str, max: usize) -> String {
+pub fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_owned();
     }
@@ -128,12 +130,12 @@ pub(super) fn truncate(s: &str, max: usize) -> String {
 }
 
 /// A value cut to `max` characters, then quoted if needed.
-pub(super) fn short_value(s: &str, max: usize) -> String {
+pub fn short_value(s: &str, max: usize) -> String {
     text_value(&truncate(s, max))
 }
 
 /// The delimiter's name: `","`, `tab`, `";"`, `"|"`.
-pub(super) fn delimiter(dialect: Dialect) -> String {
+pub fn delimiter(dialect: Dialect) -> String {
     match dialect.delimiter {
         b'\t' => "tab".to_owned(),
         d if d.is_ascii_graphic() || d == b' ' => format!("\"{}\"", char::from(d)),
@@ -142,7 +144,7 @@ pub(super) fn delimiter(dialect: Dialect) -> String {
 }
 
 /// What counts as missing, in a few words.
-pub(super) fn nulls(profile: &Profile) -> String {
+pub fn nulls(profile: &Profile) -> String {
     let extra = profile.nulls.extra();
     let base = if profile.nulls.keep_default_na() {
         "empty fields and pandas' default NA strings"
@@ -160,7 +162,7 @@ pub(super) fn nulls(profile: &Profile) -> String {
 }
 
 /// `increasing`, `strictly increasing`, ... or `None` when not sorted.
-pub(super) fn monotonic(m: Monotonic) -> Option<&'static str> {
+pub fn monotonic(m: Monotonic) -> Option<&'static str> {
     match m {
         Monotonic::StrictlyIncreasing => Some("strictly increasing"),
         Monotonic::Increasing => Some("increasing"),
@@ -171,7 +173,7 @@ pub(super) fn monotonic(m: Monotonic) -> Option<&'static str> {
 }
 
 /// `p1 3 p5 4.5 ...`.
-pub(super) fn quantiles(qs: &[Quantile]) -> String {
+pub fn quantiles(qs: &[Quantile]) -> String {
     let mut out = String::new();
     for q in qs {
         if !out.is_empty() {
@@ -188,7 +190,7 @@ pub(super) fn quantiles(qs: &[Quantile]) -> String {
 }
 
 /// The type with its qualifiers: `integer`, `datetime (ISO8601, UTC)`.
-pub(super) fn dtype(column: &ColumnProfile) -> String {
+pub fn dtype(column: &ColumnProfile) -> String {
     let mut out = column.dtype.name().to_owned();
     let mut extra = Vec::new();
     if let Some(format) = &column.datetime_format {
@@ -204,7 +206,7 @@ pub(super) fn dtype(column: &ColumnProfile) -> String {
 }
 
 /// The distinct count with `~` and its error when it is an estimate.
-pub(super) fn distinct(column: &ColumnProfile) -> String {
+pub fn distinct(column: &ColumnProfile) -> String {
     if column.distinct_exact {
         column.distinct.to_string()
     } else {
@@ -217,7 +219,7 @@ pub(super) fn distinct(column: &ColumnProfile) -> String {
 }
 
 /// Bytes in binary units, e.g. `16.6 KiB`, with the exact count for small files.
-pub(super) fn bytes(n: u64) -> String {
+pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if n < 1024 {
         return format!("{n} bytes");

@@ -6,10 +6,10 @@
 //! `f64`, as in the JSON rendering). Both cut long values and escape control characters.
 
 mod context;
-mod format;
+pub mod format;
 mod text;
 
-pub use context::{CONTEXT_BYTES_PER_TOKEN, context};
+pub use context::{CONTEXT_BYTES_PER_TOKEN, context, context_fitted};
 pub use text::text;
 
 #[cfg(test)]

@@ -2,10 +2,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod attacks;
+mod command;
 mod docker;
 mod env;
 mod io;
 mod isolation;
+mod params;
 mod pytest;
 mod system;
 

@@ -1,0 +1,355 @@
+//! One agent run from request to run directory: the same checks, data context, harness and
+//! `result.json` as the pipeline, with the tool loop in place of the pipeline's steps.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use autocoder_llm::LlmClient;
+use autocoder_loop::data::{self, DataOptions};
+use autocoder_loop::prompt::render;
+use autocoder_loop::request::Contract;
+use autocoder_loop::rundir::{EnvironmentRecord, GenerationResult, RESULT_FORMAT_VERSION, RunDir};
+use autocoder_loop::session::Usage;
+use autocoder_loop::{CacheMode, Progress, harness};
+use autocoder_policy::Policy;
+use autocoder_prompts::Prompts;
+use autocoder_sandbox::{Backend, EnvCache, Sandbox};
+use serde_json::json;
+
+use crate::AgentError;
+use crate::conversation::{Conversation, cut};
+use crate::harness::{Harness, SOLUTION, TESTS};
+use crate::options::AgentOptions;
+use crate::record::Records;
+use crate::tools::{self, ToolName};
+use crate::turns::{End, Runner};
+use crate::workspace::Workspace;
+
+/// The workspace directory inside the run directory.
+pub const WORK_DIR: &str = "work";
+/// Where the samples are copied inside the workspace.
+pub const SAMPLES_DIR: &str = "samples";
+
+/// Generates a tested script with the tool loop. Like [`autocoder_loop::generate`], the client
+/// should log its conversation to `out_dir/conversation.jsonl` (tool calls are appended there
+/// too); a run that ends without passing tests is `Ok` with `success: false`.
+pub async fn generate_agent(
+    options: &AgentOptions,
+    client: &LlmClient,
+    progress: &dyn Fn(&Progress),
+) -> Result<GenerationResult, AgentError> {
+    let started = Instant::now();
+    let request = &options.generate;
+    if request.prompt.trim().is_empty() {
+        return Err(AgentError::InvalidRequest("the prompt is empty".to_owned()));
+    }
+    if options.max_turns == 0 {
+        return Err(AgentError::InvalidRequest(
+            "--max-turns must be at least 1".to_owned(),
+        ));
+    }
+    let contract = Contract::new(&request.inputs, &request.outputs, &request.samples)?;
+    let prompts = match &request.prompts_dir {
+        Some(dir) => Prompts::with_overrides(dir)?,
+        None => Prompts::embedded()?,
+    };
+    let policy = match &options.policy {
+        Some(path) => Policy::load(path)?,
+        None => Policy::builtin()?,
+    };
+    let sandbox = Sandbox::new(request.sandbox.backend);
+    sandbox.check()?;
+    let python = harness::python_spec(request.sandbox.python.as_deref()).await?;
+    let run_dir = RunDir::create(&request.out_dir)?;
+    let throwaway = tempfile_in(&request.out_dir, request.sandbox.cache);
+    let cache = EnvCache::new(
+        throwaway
+            .clone()
+            .or_else(|| request.sandbox.cache_dir.clone())
+            .unwrap_or_else(EnvCache::default_dir),
+    );
+
+    let data = data::build(
+        &contract,
+        &request.constraints,
+        DataOptions {
+            sample_rows: request.sample_rows,
+            shown: request.shown,
+        },
+        Some(client),
+    )
+    .await?;
+    for (name, profile) in &data.profiles {
+        let json = serde_json::to_vec_pretty(profile).unwrap_or_default();
+        run_dir.write(&format!("profiles/{name}.json"), &json)?;
+    }
+    let (workspace_path, workspace, samples) = prepare_workspace(&run_dir, &contract)?;
+    let conftest = harness::conftest(&prompts, &contract, request)?;
+    let contract_test = harness::contract_test(&prompts, &contract, &data)?;
+    let task = harness::task_view(request, &contract, &data);
+    let mut conversation = conversation(&prompts, &task, options, &samples)?;
+    let mut runner = Runner {
+        options,
+        client,
+        prompts: &prompts,
+        policy,
+        workspace,
+        workspace_path,
+        harness: Harness {
+            sandbox,
+            cache,
+            limits: request.sandbox.limits,
+            env_vars: request.sandbox.env_vars.clone(),
+            secrets: request.sandbox.secrets.clone(),
+            run_name: request.name.clone(),
+            python,
+            contract: contract.clone(),
+            conftest: conftest.clone(),
+            contract_test: contract_test.clone(),
+            runs_dir: run_dir.root().join("iterations"),
+            base_packages: request.base_packages.clone(),
+            packages: std::collections::BTreeSet::new(),
+            system_packages: std::collections::BTreeSet::new(),
+            env: None,
+            test_runs: 0,
+            script_runs: 0,
+            last_report: None,
+        },
+        records: Records::new(
+            client.config().conversation_log.clone(),
+            options.protocol.name(),
+        ),
+        specs: tools::specs(&prompts)?,
+        plan: None,
+        summary: None,
+        turn: 0,
+        started,
+    };
+    let end = runner.run(&mut conversation, progress).await?;
+
+    let result = build_result(options, client, &runner, end, &contract, &data, started);
+    run_dir.write("conftest.py", conftest.as_bytes())?;
+    if let Some(test) = &contract_test {
+        run_dir.write(harness::CONTRACT_TEST_FILE, test.as_bytes())?;
+    }
+    run_dir.write_result(&result)?;
+    drop(throwaway);
+    Ok(result)
+}
+
+/// The result document of a finished loop.
+fn build_result(
+    options: &AgentOptions,
+    client: &LlmClient,
+    runner: &Runner<'_>,
+    end: End,
+    contract: &Contract,
+    data: &data::DataContext,
+    started: Instant,
+) -> GenerationResult {
+    let request = &options.generate;
+    let last_output = runner
+        .harness
+        .last_report
+        .as_ref()
+        .map(|r| format!("{}{}", r.stdout, r.stderr))
+        .unwrap_or_default();
+    let (success, reason, error) = verdict(end, options, &last_output);
+    let solution = runner.workspace.read(SOLUTION).unwrap_or_default();
+    let tests = runner.workspace.read(TESTS).unwrap_or_default();
+    let mut summary = runner.records.summary.clone();
+    summary.turns = runner.turn;
+    let total = client.usage_total();
+    let env = runner.harness.env.as_ref();
+    GenerationResult {
+        format_version: RESULT_FORMAT_VERSION,
+        success,
+        reason,
+        error,
+        model: request.model.clone(),
+        plan: None,
+        solution,
+        tests,
+        test_output: last_output,
+        exit_code: runner
+            .harness
+            .last_report
+            .as_ref()
+            .and_then(|r| r.exit_code),
+        attempts: runner.harness.test_runs,
+        packages: runner.harness.packages.iter().cloned().collect(),
+        system_packages: runner.harness.system_packages.iter().cloned().collect(),
+        notes: runner
+            .summary
+            .iter()
+            .filter(|s| !s.is_empty())
+            .map(|s| format!("agent's summary: {s}"))
+            .collect(),
+        environment: EnvironmentRecord {
+            backend: request.sandbox.backend.name().to_owned(),
+            id: env.map(|e| e.id.to_string()),
+            image: env
+                .filter(|_| request.sandbox.backend == Backend::Docker)
+                .map(autocoder_sandbox::docker_image_for),
+            resolved: env.map(|e| e.resolved.clone()).unwrap_or_default(),
+            python: request.sandbox.python.clone(),
+            env: request.sandbox.env_vars.iter().cloned().collect(),
+            secrets: request
+                .sandbox
+                .secrets
+                .iter()
+                .map(|s| s.name.clone())
+                .collect(),
+        },
+        schemas: data.schemas.clone(),
+        data_context: data.text(),
+        inputs: contract.inputs.clone(),
+        outputs: contract.outputs.clone(),
+        samples: request
+            .samples
+            .iter()
+            .map(|s| {
+                (
+                    s.name.clone(),
+                    std::path::absolute(&s.path).unwrap_or_else(|_| s.path.clone()),
+                )
+            })
+            .collect(),
+        tokens: Usage {
+            input_tokens: total.usage.input_tokens,
+            output_tokens: total.usage.output_tokens,
+            cached_input_tokens: total.usage.cached_input_tokens,
+        },
+        model_calls: u32::try_from(total.calls).unwrap_or(u32::MAX),
+        steps: harness::usage_by_step(client),
+        seconds: started.elapsed().as_secs_f64(),
+        iterations: Vec::new(),
+        name: request.name.clone(),
+        sandbox_retries: Vec::new(),
+        tool_calls: Some(summary),
+        agent_plan: runner.plan.clone(),
+    }
+}
+
+/// The run's workspace, samples copied in: its resolved path, the open directory, the
+/// samples' file names.
+fn prepare_workspace(
+    run_dir: &RunDir,
+    contract: &Contract,
+) -> Result<(PathBuf, Workspace, Vec<String>), AgentError> {
+    let workspace_path = run_dir.root().join(WORK_DIR);
+    let samples = copy_samples(contract, &workspace_path)?;
+    let workspace_path = std::fs::canonicalize(&workspace_path)
+        .map_err(AgentError::io("resolving", &workspace_path))?;
+    let workspace =
+        Workspace::open(&workspace_path).map_err(AgentError::io("opening", &workspace_path))?;
+
+    Ok((workspace_path, workspace, samples))
+}
+
+/// The system prompt (with the tool list for the JSON protocol) and the task.
+fn conversation(
+    prompts: &Prompts,
+    task: &autocoder_loop::prompt::TaskView,
+    options: &AgentOptions,
+    samples: &[String],
+) -> Result<Conversation, AgentError> {
+    let tool_list: Vec<serde_json::Value> = ToolName::ALL
+        .into_iter()
+        .map(|t| {
+            Ok(json!({
+                "name": t.name(),
+                "arguments": t.argument_names(),
+                "description": tools::description(prompts, t)?,
+            }))
+        })
+        .collect::<Result<_, AgentError>>()?;
+    let protocol = options.protocol.name();
+    let system = render(
+        prompts,
+        "agent/system.j2",
+        task,
+        json!({"protocol": protocol, "tools": tool_list}),
+    )?;
+    let task_text = render(
+        prompts,
+        "agent/task.j2",
+        task,
+        json!({"samples": samples, "notes": null}),
+    )?;
+    Ok(Conversation::new(system, task_text))
+}
+
+/// Whether the run succeeded, why it stopped, and the error a failure reports.
+fn verdict(end: End, options: &AgentOptions, last_output: &str) -> (bool, String, Option<String>) {
+    match end {
+        End::Finished => (
+            true,
+            "the agent finished and the tests pass".to_owned(),
+            None,
+        ),
+        End::MaxTurns => (
+            false,
+            format!(
+                "reached --max-turns ({}) without finishing",
+                options.max_turns
+            ),
+            Some(format!(
+                "the agent used all {} turns without calling `finish` with passing tests; raise --max-turns or see conversation.jsonl{}",
+                options.max_turns,
+                last_tests_note(last_output)
+            )),
+        ),
+        End::Budget => (
+            false,
+            "token budget exhausted".to_owned(),
+            Some(format!(
+                "the token budget ran out before the agent finished{}",
+                last_tests_note(last_output)
+            )),
+        ),
+        End::Timeout => (
+            false,
+            format!(
+                "the run's wall-clock limit ({}s) passed",
+                options.run_timeout.as_secs()
+            ),
+            Some(format!(
+                "the agent did not finish in time{}",
+                last_tests_note(last_output)
+            )),
+        ),
+    }
+}
+
+fn last_tests_note(output: &str) -> String {
+    if output.trim().is_empty() {
+        "; no test run happened".to_owned()
+    } else {
+        format!("; the last test run ended:\n{}", cut(output.trim(), 1500))
+    }
+}
+
+/// A throwaway environment cache for `--cache disable`.
+fn tempfile_in(dir: &Path, mode: CacheMode) -> Option<PathBuf> {
+    (mode == CacheMode::Disable).then(|| dir.join(".env-cache"))
+}
+
+/// Copies each sample into `workspace/samples/`; returns the file names.
+fn copy_samples(contract: &Contract, workspace: &Path) -> Result<Vec<String>, AgentError> {
+    let dir = workspace.join(SAMPLES_DIR);
+    std::fs::create_dir_all(&dir).map_err(AgentError::io("creating", &dir))?;
+    let mut names = Vec::new();
+    for input in &contract.inputs {
+        let Some(sample) = &input.sample else {
+            continue;
+        };
+        let name = sample
+            .file_name()
+            .map_or_else(|| input.name.clone(), |n| n.to_string_lossy().into_owned());
+        let target = dir.join(&name);
+        std::fs::copy(sample, &target).map_err(AgentError::io("copying the sample to", &target))?;
+        names.push(name);
+    }
+    Ok(names)
+}

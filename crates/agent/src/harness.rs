@@ -1,0 +1,284 @@
+//! What the agent's `run_tests`, `run_script` and `set_packages` do: the pipeline's harness
+//! (its `conftest.py` and contract test, pytest in the sandbox with the samples mounted) and
+//! its cached environments, driven by tool calls. Files are read from the workspace beneath
+//! its root and handed to the sandbox as contents, never as host paths a link could redirect.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use autocoder_loop::request::{Contract, IoType};
+use autocoder_sandbox::{
+    Env, EnvCache, EnvSpec, Input as SandboxInput, Limits, Outcome, PytestSpec, RunSpec, Sandbox,
+    SandboxError, SourceFile, TestReport, Value,
+};
+
+use crate::AgentError;
+use crate::workspace::Workspace;
+
+/// The script's file in the workspace.
+pub(crate) const SOLUTION: &str = "solution.py";
+/// The tests' file in the workspace.
+pub(crate) const TESTS: &str = "test_solution.py";
+
+/// The harness around one agent run.
+pub(crate) struct Harness {
+    pub(crate) sandbox: Sandbox,
+    pub(crate) cache: EnvCache,
+    pub(crate) limits: Limits,
+    pub(crate) env_vars: Vec<(String, String)>,
+    pub(crate) secrets: Vec<autocoder_sandbox::Secret>,
+    pub(crate) run_name: Option<String>,
+    pub(crate) python: autocoder_sandbox::PythonSpec,
+    pub(crate) contract: Contract,
+    pub(crate) conftest: String,
+    pub(crate) contract_test: Option<String>,
+    /// Where test and script runs keep their files (`RUN_DIR/iterations`).
+    pub(crate) runs_dir: PathBuf,
+    pub(crate) base_packages: Vec<String>,
+    pub(crate) packages: BTreeSet<String>,
+    pub(crate) system_packages: BTreeSet<String>,
+    pub(crate) env: Option<Env>,
+    pub(crate) test_runs: u32,
+    pub(crate) script_runs: u32,
+    pub(crate) last_report: Option<TestReport>,
+}
+
+/// What a test run gave the model and the result.
+pub(crate) struct TestRunText {
+    /// The summary for the model.
+    pub(crate) text: String,
+    /// Whether every test passed (and some ran).
+    pub(crate) passed: bool,
+}
+
+impl Harness {
+    /// The environment for the current packages, built (or taken from the cache) once per
+    /// package set; the error text is for the model.
+    pub(crate) async fn env(&mut self) -> Result<Env, AgentError> {
+        if let Some(env) = &self.env {
+            return Ok(env.clone());
+        }
+        let mut all: Vec<String> = self.base_packages.clone();
+        all.extend(self.packages.iter().cloned());
+        let system: Vec<&String> = self.system_packages.iter().collect();
+        let spec = EnvSpec::new(&all)?
+            .with_system_packages(&system)?
+            .with_python(self.python.clone());
+        let env = self.cache.ensure(&spec).await?;
+        self.sandbox.prepare(&env).await?;
+        self.env = Some(env.clone());
+        Ok(env)
+    }
+
+    /// `set_packages`: replaces the package lists and builds the environment; the text says
+    /// what it holds, or why it could not be built (and the lists stay as they were).
+    pub(crate) async fn set_packages(&mut self, packages: &[String], system: &[String]) -> String {
+        let before = (
+            self.packages.clone(),
+            self.system_packages.clone(),
+            self.env.take(),
+        );
+        self.packages = packages
+            .iter()
+            .map(|p| p.trim().to_owned())
+            .filter(|p| !p.is_empty())
+            .collect();
+        self.system_packages = system
+            .iter()
+            .map(|p| p.trim().to_owned())
+            .filter(|p| !p.is_empty())
+            .collect();
+        match self.env().await {
+            Ok(env) => {
+                let resolved: Vec<String> = env
+                    .resolved
+                    .iter()
+                    .map(|(name, version)| format!("{name}=={version}"))
+                    .collect();
+                let mut text = format!("environment ready: {}", resolved.join(" "));
+                if !self.system_packages.is_empty() {
+                    let list: Vec<&str> = self.system_packages.iter().map(String::as_str).collect();
+                    let _ = write!(text, "\nsystem packages: {}", list.join(" "));
+                }
+                text
+            }
+            Err(e) => {
+                (self.packages, self.system_packages, self.env) = before;
+                format!("the environment could not be built, packages unchanged: {e}")
+            }
+        }
+    }
+
+    /// `run_tests`: pytest on the workspace's script and tests with the harness's files.
+    pub(crate) async fn run_tests(
+        &mut self,
+        workspace: &Workspace,
+        args: &[String],
+    ) -> Result<TestRunText, AgentError> {
+        let solution = match workspace.read(SOLUTION) {
+            Ok(text) => text,
+            Err(e) => return Ok(not_ready(&format!("no script yet ({})", e.message()))),
+        };
+        let tests = match workspace.read(TESTS) {
+            Ok(text) => text,
+            Err(e) => return Ok(not_ready(&format!("no tests yet ({})", e.message()))),
+        };
+        let env = match self.env().await {
+            Ok(env) => env,
+            Err(e) => {
+                return Ok(not_ready(&format!(
+                    "the environment could not be built: {e}"
+                )));
+            }
+        };
+        let mut files = vec![
+            SourceFile::new(SOLUTION, solution),
+            SourceFile::new(TESTS, tests),
+            SourceFile::new("conftest.py", self.conftest.clone()),
+        ];
+        if let Some(test) = &self.contract_test {
+            files.push(SourceFile::new(
+                autocoder_loop::harness::CONTRACT_TEST_FILE,
+                test.clone(),
+            ));
+        }
+        let mut spec = PytestSpec::new(env, files);
+        spec.limits = self.limits;
+        spec.env_vars = self.env_vars.iter().cloned().collect();
+        spec.secrets.clone_from(&self.secrets);
+        spec.run_name.clone_from(&self.run_name);
+        spec.inputs = autocoder_loop::harness::sample_inputs(&self.contract);
+        spec.extra_args = args.to_vec();
+        self.test_runs += 1;
+        let dir = self.runs_dir.join(format!("{}/sandbox", self.test_runs));
+        std::fs::create_dir_all(&dir).map_err(AgentError::io("creating", &dir))?;
+        let report = match self.sandbox.run_pytest(&spec, &dir).await {
+            Ok(report) => report,
+            Err(SandboxError::PytestNoReport { exit_code, stderr }) => {
+                return Ok(not_ready(&format!(
+                    "pytest did not run (exit code {exit_code:?}):\n{stderr}"
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let text = describe_report(&report);
+        let output = format!("{}{}", report.stdout, report.stderr);
+        let log = self
+            .runs_dir
+            .join(format!("{}/test_output.txt", self.test_runs));
+        std::fs::write(&log, output).map_err(AgentError::io("writing", &log))?;
+        let passed = report.all_passed() && !report.tests.is_empty();
+        self.last_report = Some(report);
+        Ok(TestRunText { text, passed })
+    }
+
+    /// `run_script`: the script on the samples (its file inputs) with `args` added.
+    pub(crate) async fn run_script(
+        &mut self,
+        workspace: &Workspace,
+        args: &[String],
+    ) -> Result<String, AgentError> {
+        let solution = match workspace.read(SOLUTION) {
+            Ok(text) => text,
+            Err(e) => return Ok(format!("no script to run: {}", e.message())),
+        };
+        let env = match self.env().await {
+            Ok(env) => env,
+            Err(e) => return Ok(format!("the environment could not be built: {e}")),
+        };
+        self.script_runs += 1;
+        let dir = self.runs_dir.join(format!("script-{}", self.script_runs));
+        std::fs::create_dir_all(&dir).map_err(AgentError::io("creating", &dir))?;
+        let script = dir.join(SOLUTION);
+        std::fs::write(&script, solution).map_err(AgentError::io("writing", &script))?;
+        let mut spec = RunSpec::new(env, &script, &dir.join("run"))?;
+        spec.limits = self.limits;
+        spec.env_vars = self.env_vars.iter().cloned().collect();
+        spec.secrets.clone_from(&self.secrets);
+        spec.run_name.clone_from(&self.run_name);
+        spec.extra_args = args.to_vec();
+        for input in &self.contract.inputs {
+            if let (IoType::File, Some(sample)) = (input.ty, &input.sample) {
+                spec.inputs.push(SandboxInput {
+                    name: input.name.clone(),
+                    value: Value::File(sample.clone()),
+                });
+            }
+        }
+        for output in &self.contract.outputs {
+            spec = spec.output(&output.name, output.ty);
+        }
+        let outcome = self.sandbox.run(&spec).await?;
+        let mut text = format!("exit code: {:?}", outcome.exit_code);
+        if outcome.timed_out {
+            text.push_str(" (killed at the wall-clock timeout)");
+        }
+        if outcome.memory_exceeded {
+            text.push_str(" (memory limit)");
+        }
+        let _ = write!(
+            text,
+            "\nstdout:\n{}\nstderr:\n{}",
+            outcome.stdout, outcome.stderr
+        );
+        match &outcome.outputs {
+            Ok(outputs) if !outputs.is_empty() => {
+                text.push_str("\noutputs:");
+                for (name, value) in outputs {
+                    let shown = match value {
+                        Value::File(path) => std::fs::read(path).map_or_else(
+                            |_| "(a file)".to_owned(),
+                            |b| String::from_utf8_lossy(&b[..b.len().min(2000)]).into_owned(),
+                        ),
+                        other => format!("{other:?}"),
+                    };
+                    let _ = write!(text, "\n{name}: {shown}");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                let _ = write!(text, "\noutputs: {e}");
+            }
+        }
+        Ok(text)
+    }
+}
+
+fn not_ready(why: &str) -> TestRunText {
+    TestRunText {
+        text: format!("tests not run: {why}"),
+        passed: false,
+    }
+}
+
+/// The model's view of a test run: counts, then each failure's report.
+fn describe_report(report: &TestReport) -> String {
+    let mut text = format!(
+        "{} passed, {} failed, {} errors",
+        report.count(Outcome::Passed),
+        report.count(Outcome::Failed),
+        report.count(Outcome::Error)
+    );
+    if report.timed_out {
+        text.push_str("; the session hit the wall-clock timeout");
+    }
+    if report.memory_exceeded {
+        text.push_str("; the session hit the memory limit");
+    }
+    if report.tests.is_empty() && report.collection_errors.is_empty() {
+        text.push_str("; no test ran (write tests in test_solution.py)");
+    }
+    for c in &report.collection_errors {
+        let _ = write!(text, "\n\nCOULD NOT COLLECT {}:\n{}", c.path, c.message);
+    }
+    for t in &report.tests {
+        if matches!(t.outcome, Outcome::Failed | Outcome::Error) {
+            let _ = write!(text, "\n\nFAILED {}:\n{}", t.id, t.message);
+        }
+    }
+    if report.tests.is_empty() && !report.all_passed() {
+        let _ = write!(text, "\n\n{}{}", report.stdout, report.stderr);
+    }
+    text
+}

@@ -1,0 +1,181 @@
+//! `autocoder generate --agent` as a user runs it, then `autocoder run` on its result: the
+//! binary against the scripted LLM server, with the real sandbox.
+
+use std::path::Path;
+use std::process::Command;
+
+use autocoder_testkit::{Entry, Reply, Script, ScriptToolCall, ScriptedServer};
+use serde_json::{Value, json};
+
+const SCRIPT: &str = r#"import argparse
+import csv
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sales", required=True)
+    parser.add_argument("--min_qty", type=int, default=0)
+    args = parser.parse_args()
+    with open(args.sales, newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if int(r["qty"]) >= args.min_qty]
+    with open("/var/outputs/total", "w") as handle:
+        handle.write(str(sum(int(r["qty"]) * float(r["price"]) for r in rows)))
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+const TESTS: &str = r#"import pytest
+
+
+def test_total(run_solution):
+    result = run_solution({"min_qty": 0})
+    assert result.returncode == 0, result.stderr
+    assert result.outputs["total"] == pytest.approx(3 * 2.5 + 2 * 4.0)
+"#;
+
+fn call(tool: &str, arguments: Value) -> Entry {
+    Entry::step(
+        "agent",
+        Reply::ToolCalls(vec![ScriptToolCall {
+            id: None,
+            name: tool.to_owned(),
+            arguments,
+        }]),
+    )
+}
+
+fn autocoder(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_autocoder"))
+        .args(args)
+        .current_dir(dir)
+        .env("SCRIPTED_KEY", "sk-scripted")
+        .env(
+            "AUTOCODER_ENV_CACHE",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
+        )
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn generate_with_the_agent_then_run_the_result() {
+    let server = ScriptedServer::start(Script::new([
+        call(
+            "write_file",
+            json!({"path": "solution.py", "content": SCRIPT}),
+        ),
+        call(
+            "write_file",
+            json!({"path": "test_solution.py", "content": TESTS}),
+        ),
+        call("shell", json!({"command": "ls samples | sort"})),
+        call("run_tests", json!({})),
+        call("finish", json!({"summary": "total revenue"})),
+    ]))
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sales.csv"),
+        "region,qty,price\nnorth,3,2.5\nsouth,2,4.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("more.csv"),
+        "region,qty,price\neast,10,1.5\nwest,1,100\n",
+    )
+    .unwrap();
+    let base = server.base_url();
+    let workdir = dir.path().to_owned();
+    let generated = tokio::task::spawn_blocking(move || {
+        autocoder(
+            &workdir,
+            &[
+                "generate",
+                "--agent",
+                "--tool-protocol",
+                "native",
+                "--max-turns",
+                "10",
+                "--prompt",
+                "Total revenue of the rows with qty >= min_qty.",
+                "--sample",
+                "sales=sales.csv",
+                "--input",
+                "min_qty:int",
+                "--output",
+                "total:float",
+                "--model",
+                "openai/scripted",
+                "--api-base",
+                &base,
+                "--api-key-env",
+                "SCRIPTED_KEY",
+                "--out",
+                "run",
+                "--json",
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&generated.stderr);
+    assert!(generated.status.success(), "{stderr}");
+    let result: Value =
+        serde_json::from_slice(&generated.stdout).expect("--json prints only the result");
+    assert_eq!(result["success"], true, "{result:#}");
+    assert_eq!(result["tool_calls"]["protocol"], "native");
+    assert_eq!(result["tool_calls"]["counts"]["write_file"], 2);
+    assert_eq!(result["tool_calls"]["turns"], 5);
+    assert!(dir.path().join("run/solution.py").exists());
+    assert!(dir.path().join("run/work/samples/sales.csv").exists());
+
+    let workdir = dir.path().to_owned();
+    let ran = tokio::task::spawn_blocking(move || {
+        autocoder(
+            &workdir,
+            &[
+                "run",
+                "run",
+                "--json",
+                "--",
+                "--sales",
+                "more.csv",
+                "--min_qty",
+                "5",
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let outputs: Value = serde_json::from_slice(&ran.stdout).unwrap();
+    assert_eq!(outputs, json!({"total": 15.0}));
+}
+
+#[test]
+fn agent_flags_need_agent_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = autocoder(
+        dir.path(),
+        &[
+            "generate",
+            "--prompt",
+            "x",
+            "--model",
+            "openai/x",
+            "--max-turns",
+            "3",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--agent"), "{stderr}");
+}

@@ -1,0 +1,69 @@
+//! The pieces of the pipeline's test harness another driver (agent mode) reuses: the
+//! `conftest.py` every test suite runs with, the contract test, the sample inputs pytest
+//! mounts, the per-step token table and the task view prompts are rendered from.
+
+use std::collections::BTreeMap;
+
+use autocoder_llm::LlmClient;
+use autocoder_prompts::Prompts;
+use autocoder_sandbox::{Input as SandboxInput, Value as SandboxValue};
+
+use crate::LoopError;
+use crate::data::DataContext;
+use crate::options::GenerateOptions;
+use crate::prompt::TaskView;
+use crate::request::{Contract, IoType};
+use crate::rundir::StepUsage;
+
+/// The name of the harness's own test file.
+pub use crate::session::CONTRACT_TEST_FILE;
+
+/// `conftest.py`: the `run_solution` fixture tests call, as the pipeline writes it.
+pub fn conftest(
+    prompts: &Prompts,
+    contract: &Contract,
+    options: &GenerateOptions,
+) -> Result<String, LoopError> {
+    crate::generate::render_conftest(prompts, contract, options)
+}
+
+/// `test_contract.py`: the script runs on the samples and writes its declared outputs (`None`
+/// when an input has no sample to default to).
+pub fn contract_test(
+    prompts: &Prompts,
+    contract: &Contract,
+    data: &DataContext,
+) -> Result<Option<String>, LoopError> {
+    crate::generate::render_contract_test(prompts, contract, &data.row_keys)
+}
+
+/// The sample files pytest runs mount, by input name.
+pub fn sample_inputs(contract: &Contract) -> Vec<SandboxInput> {
+    contract
+        .inputs
+        .iter()
+        .filter(|i| i.ty == IoType::File)
+        .filter_map(|i| {
+            Some(SandboxInput {
+                name: i.name.clone(),
+                value: SandboxValue::File(i.sample.clone()?),
+            })
+        })
+        .collect()
+}
+
+/// The task as the pipeline's prompts show it.
+pub fn task_view(options: &GenerateOptions, contract: &Contract, data: &DataContext) -> TaskView {
+    crate::generate::task_view(options, contract, data)
+}
+
+/// The client's calls, tokens and time per step, as `result.json` records them.
+pub fn usage_by_step(client: &LlmClient) -> BTreeMap<String, StepUsage> {
+    crate::generate::usage_by_step(client)
+}
+
+/// The interpreter environments are built on for `--python` (a version found installed, or a
+/// path; the default without one).
+pub async fn python_spec(choice: Option<&str>) -> Result<autocoder_sandbox::PythonSpec, LoopError> {
+    crate::options::python_spec(choice).await
+}
