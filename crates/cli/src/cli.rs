@@ -4,8 +4,9 @@
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    completions::CompletionsArgs, eval::EvalArgs, generate::GenerateArgs, policy::PolicyArgs,
-    profile::ProfileArgs, run::RunArgs, sandbox::SandboxArgs, schema::SchemaArgs,
+    cache::CacheArgs, completions::CompletionsArgs, eval::EvalArgs, generate::GenerateArgs,
+    policy::PolicyArgs, profile::ProfileArgs, resume::ResumeArgs, run::RunArgs,
+    sandbox::SandboxArgs, schema::SchemaArgs,
 };
 
 /// Turn a plain-language task plus sample data into a tested Python script.
@@ -54,6 +55,10 @@ pub(crate) enum Command {
     /// Generate a tested Python script from a task, sample data, inputs, outputs and rules.
     #[command(after_help = GENERATE_EXIT_CODES)]
     Generate(Box<GenerateArgs>),
+    /// Continue a generation that was interrupted, from its run directory's journal: no model
+    /// answer or test run it recorded is asked for or run again.
+    #[command(after_help = GENERATE_EXIT_CODES)]
+    Resume(ResumeArgs),
     /// Run a generated script (a run directory) on new data.
     #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
@@ -61,6 +66,8 @@ pub(crate) enum Command {
     /// data, compare with the reference outputs, print the table and write `eval.json`.
     #[command(after_help = EVAL_EXIT_CODES)]
     Eval(Box<EvalArgs>),
+    /// Trim or empty the model-call cache (`generate --model-cache`).
+    Cache(CacheArgs),
     /// Try scripts in the sandbox, and check which sandbox backends work here.
     Sandbox(SandboxArgs),
     /// Check shell commands against the agent's command policy.

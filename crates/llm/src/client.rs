@@ -1,8 +1,8 @@
 //! The client: one logical call = replay or HTTP, then log, record and count it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use autocoder_prompts::Prompts;
@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::record::{JsonlWriter, RecordedCall, Replay, fingerprint};
+use crate::store::{Answered, CallKey, CallStore, StoredAnswer};
 use crate::transport::{ApiKey, Attempt, Transport};
 use crate::wire::{ResponseFormat, WireReply, WireRequest, anthropic, openai};
 use crate::{
@@ -40,6 +41,10 @@ pub(crate) struct Inner {
     recorder: Option<JsonlWriter>,
     replay: Option<Mutex<Replay>>,
     cancel: CancellationToken,
+    /// Asked before the network, told every answer (see [`CallStore`]).
+    stores: RwLock<Vec<Arc<dyn CallStore>>>,
+    /// Requests so far per fingerprint (a store's [`CallKey::occurrence`]).
+    occurrences: Mutex<HashMap<String, u32>>,
 }
 
 /// A call's request apart from its messages.
@@ -146,6 +151,8 @@ impl LlmClient {
                 recorder,
                 replay,
                 cancel: CancellationToken::new(),
+                stores: RwLock::default(),
+                occurrences: Mutex::default(),
             }),
         })
     }
@@ -189,6 +196,33 @@ impl LlmClient {
             .unwrap_or_else(PoisonError::into_inner)
             .by_step
             .clone()
+    }
+
+    /// Adds a store, asked after the ones added before it. Clones of this client share it.
+    pub fn add_store(&self, store: Arc<dyn CallStore>) {
+        self.inner
+            .stores
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(store);
+    }
+
+    /// Adds a store asked before every other.
+    pub fn add_store_first(&self, store: Arc<dyn CallStore>) {
+        self.inner
+            .stores
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(0, store);
+    }
+
+    /// Removes a store added with [`LlmClient::add_store`].
+    pub fn remove_store(&self, store: &Arc<dyn CallStore>) {
+        self.inner
+            .stores
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|kept| !Arc::ptr_eq(kept, store));
     }
 
     /// Cancelling this token makes every call in flight, and every later one, fail with
@@ -269,7 +303,32 @@ impl LlmClient {
     ) -> Result<Completion, LlmError> {
         let inner = &*self.inner;
         let started = Instant::now();
-        let (response, retries, latency) = if let Some(replay) = &inner.replay {
+        let (stores, print, occurrence) = self.stores_and_fingerprint(&body);
+        let key = print.as_deref().map(|fingerprint| CallKey {
+            index,
+            step,
+            fingerprint,
+            occurrence,
+            request: &body,
+        });
+        let kept = key.as_ref().and_then(|key| {
+            stores
+                .iter()
+                .enumerate()
+                .find_map(|(i, store)| store.lookup(key).map(|answer| (i, answer)))
+        });
+        let answered_by = kept.as_ref().map(|(i, _)| *i);
+        let mut counts = true;
+        let (response, retries, latency) = if let Some((_, answer)) = kept {
+            let StoredAnswer {
+                response,
+                latency,
+                counts: counted,
+            } = answer;
+            counts = counted;
+            self.log_replay(index, step, &body, Some(&response))?;
+            (response, 0, latency)
+        } else if let Some(replay) = &inner.replay {
             let answer = replay
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -293,21 +352,33 @@ impl LlmClient {
             message,
             body_start: response.to_string().chars().take(200).collect(),
         })?;
+        if let Some(key) = &key {
+            let answered = Answered {
+                response: &response,
+                text: &reply.text,
+                usage: reply.usage,
+                latency,
+                counts,
+            };
+            tell_stores(&stores, answered_by, key, &answered)?;
+        }
         if let Some(recorder) = &inner.recorder {
             let call = RecordedCall {
                 index,
                 step: step.to_owned(),
-                fingerprint: fingerprint(&body),
+                fingerprint: print.unwrap_or_else(|| fingerprint(&body)),
                 request: body,
                 response,
             };
             recorder.append(&serde_json::to_value(&call).unwrap_or(Value::Null))?;
         }
-        inner
-            .totals
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .add(step, retries, reply.usage, latency);
+        if counts {
+            inner
+                .totals
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .add(step, retries, reply.usage, latency);
+        }
         tracing::info!(
             input_tokens = reply.usage.input_tokens,
             output_tokens = reply.usage.output_tokens,
@@ -323,6 +394,34 @@ impl LlmClient {
             latency,
             finish_reason: reply.finish_reason,
         })
+    }
+
+    /// The stores; the request's fingerprint when a store or the recorder needs it; and, for
+    /// the stores, how many requests with that fingerprint came before.
+    fn stores_and_fingerprint(
+        &self,
+        body: &Value,
+    ) -> (Vec<Arc<dyn CallStore>>, Option<String>, u32) {
+        let inner = &*self.inner;
+        let stores = inner
+            .stores
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let print = (!stores.is_empty() || inner.recorder.is_some()).then(|| fingerprint(body));
+        let occurrence = match &print {
+            Some(print) if !stores.is_empty() => {
+                let mut seen = inner
+                    .occurrences
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let count = seen.entry(print.clone()).or_default();
+                *count += 1;
+                *count - 1
+            }
+            _ => 0,
+        };
+        (stores, print, occurrence)
     }
 
     fn log_attempts(
@@ -396,6 +495,21 @@ impl Totals {
             total.latency += latency;
         }
     }
+}
+
+/// Gives an answer to every store but the one it came from.
+fn tell_stores(
+    stores: &[Arc<dyn CallStore>],
+    answered_by: Option<usize>,
+    key: &CallKey<'_>,
+    answered: &Answered<'_>,
+) -> Result<(), LlmError> {
+    for (i, store) in stores.iter().enumerate() {
+        if answered_by != Some(i) {
+            store.store(key, answered)?;
+        }
+    }
+    Ok(())
 }
 
 fn resolve_mode(mode: StructuredMode, provider: Provider) -> Result<StructuredMode, LlmError> {

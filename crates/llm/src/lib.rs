@@ -26,18 +26,23 @@
 //! # Ok(()) }
 //! ```
 
+mod cache;
 mod client;
 mod config;
 mod error;
 mod message;
 mod model;
 mod record;
+mod store;
 mod structured;
 mod structured_call;
 mod templates;
 mod transport;
 mod wire;
 
+pub use cache::{
+    CacheStats, Eviction, MODEL_CACHE_DIR_ENV_VAR, ModelCache, ModelCacheMode, cache_size, evict,
+};
 pub use client::LlmClient;
 pub use config::{CallParams, LlmConfig, RetryPolicy, StructuredMode, Timeouts};
 pub use error::LlmError;
@@ -47,6 +52,7 @@ pub use message::{
 pub use model::{ModelSpec, Provider, WireFormat};
 /// The schema derive callers need for [`LlmClient::structured`] (`#[derive(JsonSchema)]`).
 pub use schemars;
+pub use store::{Answered, CallKey, CallStore, StoredAnswer};
 pub use structured::{extract_json, make_strict, parse_answer, strict_schema_for};
 pub use structured_call::Structured;
 pub use tokio_util::sync::CancellationToken;

@@ -4,6 +4,7 @@ use autocoder_llm::LlmError;
 use autocoder_prompts::PromptError;
 use autocoder_sandbox::SandboxError;
 
+use crate::journal::JournalError;
 use crate::rundir::RunDirError;
 
 /// What stopped a generation (a failed generation that ran to its end is not an error: it is a
@@ -28,4 +29,7 @@ pub enum LoopError {
     /// The run directory could not be written or read.
     #[error(transparent)]
     RunDir(#[from] RunDirError),
+    /// The journal could not be written or resumed.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
 }

@@ -4,13 +4,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
-use autocoder_llm::{LlmClient, LlmError};
+use autocoder_llm::{CallStore, LlmClient, LlmError};
 use autocoder_prompts::Prompts;
 use autocoder_sandbox::{
-    Backend, Env, EnvCache, EnvSpec, Input as SandboxInput, Interpreter, Outcome, PytestSpec,
-    Sandbox, SandboxError, SourceFile, TestReport, Value as SandboxValue, imports_to_packages,
+    Backend, Env, EnvCache, EnvSpec, ImportAnalysis, Input as SandboxInput, Interpreter, Outcome,
+    PytestSpec, Sandbox, SandboxError, SourceFile, TestReport, Value as SandboxValue,
+    imports_to_packages,
 };
 use serde_json::json;
 
@@ -21,7 +23,9 @@ use crate::edit::{Edit, apply_edits};
 use crate::fix_blocks::apply_fix_blocks;
 use crate::hand_written::hand_written_expectations;
 use crate::installable::keep_installable;
+use crate::journal::{Journal, JournalFile, Line, RequestRecord};
 use crate::options::{CacheMode, GenerateOptions};
+use crate::outcome_cache::run_pytest_or_reuse;
 use crate::prompt::{TaskView, render};
 use crate::reclassify::mask_addresses;
 use crate::repairs::{fragment_repaired, script_repaired, tests_repaired};
@@ -77,6 +81,106 @@ pub async fn generate(
     client: &LlmClient,
     progress: &dyn Fn(&Progress),
 ) -> Result<GenerationResult, LoopError> {
+    run(options, client, progress, None).await
+}
+
+/// [`generate`] continuing the run its journal recorded (`autocoder resume`): it runs again
+/// from the start with every journaled model answer and test run served from the journal, so
+/// none is asked or run twice, and goes on from the first step the journal does not have.
+/// `options` are the journal's ([`RequestRecord::options`]), with safe overrides at most.
+pub async fn resume(
+    options: &GenerateOptions,
+    client: &LlmClient,
+    journal: &JournalFile,
+    progress: &dyn Fn(&Progress),
+) -> Result<GenerationResult, LoopError> {
+    run(options, client, progress, Some(journal)).await
+}
+
+/// Takes a store off the client when the generation ends, however it ends.
+struct StoreGuard<'a> {
+    client: &'a LlmClient,
+    store: Arc<dyn CallStore>,
+}
+
+impl Drop for StoreGuard<'_> {
+    fn drop(&mut self) {
+        self.client.remove_store(&self.store);
+    }
+}
+
+/// What the live view shows before `action`.
+fn progress_of(session: &Session, action: &Action, started: Instant) -> Progress {
+    Progress {
+        iteration: session.runs(),
+        step: step_name(action),
+        elapsed_seconds: started.elapsed().as_secs(),
+        tokens: session.tokens(),
+        last_run: session
+            .last_run()
+            .map(|r| (r.passed().count(), r.failures().count())),
+        packages: session.packages(),
+    }
+}
+
+/// The interpreter, as the journal remembers it (a resumed run starts no Python).
+async fn probe_interpreter(journal: &Journal, python: &Path) -> Result<Interpreter, LoopError> {
+    journal
+        .memo("interpreter", &python.display().to_string(), async {
+            Interpreter::probe(python).await.map_err(LoopError::from)
+        })
+        .await
+}
+
+/// Journals an event before the session applies it; a test run's line (the whole report) is
+/// written by the run itself.
+fn journal_event(journal: &Journal, step: &str, event: &Event) -> Result<(), LoopError> {
+    if matches!(event, Event::TestsRan(_)) {
+        return Ok(());
+    }
+    journal.record(&Line::Event {
+        step: step.to_owned(),
+        event: Box::new(event.clone()),
+    })?;
+    Ok(())
+}
+
+/// Journals where the last diagnosis sent each failure.
+fn journal_routes(journal: &Journal, session: &Session) -> Result<(), LoopError> {
+    if let Some(last) = session.history().last() {
+        journal.record(&Line::Routes {
+            iteration: last.number,
+            routes: last.routes.clone(),
+        })?;
+    }
+    Ok(())
+}
+
+/// The run's journal, new or resumed, put on the client before any cache (a journaled answer
+/// stands for the call the run made); the guard takes it off again.
+fn open_journal<'a>(
+    options: &GenerateOptions,
+    client: &'a LlmClient,
+    resumed: Option<&JournalFile>,
+) -> Result<(Arc<Journal>, StoreGuard<'a>), LoopError> {
+    let journal = Arc::new(match resumed {
+        None => Journal::create(
+            &options.out_dir,
+            &RequestRecord::new(options, client.config()),
+        )?,
+        Some(file) => Journal::resume(file)?,
+    });
+    let store: Arc<dyn CallStore> = journal.clone();
+    client.add_store_first(store.clone());
+    Ok((journal, StoreGuard { client, store }))
+}
+
+async fn run(
+    options: &GenerateOptions,
+    client: &LlmClient,
+    progress: &dyn Fn(&Progress),
+    resumed: Option<&JournalFile>,
+) -> Result<GenerationResult, LoopError> {
     let started = Instant::now();
     // Everything that can be checked without a model is checked first.
     let contract = options.check()?;
@@ -87,8 +191,9 @@ pub async fn generate(
     let sandbox = Sandbox::new(options.sandbox.backend);
     sandbox.check()?;
     let python_spec = crate::options::python_spec(options.sandbox.python.as_deref()).await?;
-    let interpreter = Interpreter::probe(&python_spec.command()).await?;
     let run_dir = RunDir::create(&options.out_dir)?;
+    let (journal, _store) = open_journal(options, client, resumed)?;
+    let interpreter = probe_interpreter(&journal, &python_spec.command()).await?;
     let throwaway_cache = tempfile::tempdir_in(&options.out_dir).ok();
     let cache = env_cache(
         options,
@@ -122,6 +227,7 @@ pub async fn generate(
         cache: &cache,
         interpreter: &interpreter,
         run_dir: &run_dir,
+        journal: &journal,
         contract: &contract,
         conftest: render_conftest(&prompts, &contract, options)?,
         contract_test: render_contract_test(&prompts, &contract, &data.row_keys)?,
@@ -141,27 +247,27 @@ pub async fn generate(
     let mut session = Session::new(options.limits, &base_packages(options, &data));
     let finish = loop {
         let action = session.next_action();
-        progress(&Progress {
-            iteration: session.runs(),
-            step: step_name(&action),
-            elapsed_seconds: started.elapsed().as_secs(),
-            tokens: session.tokens(),
-            last_run: session
-                .last_run()
-                .map(|r| (r.passed().count(), r.failures().count())),
-            packages: session.packages(),
-        });
+        progress(&progress_of(&session, &action, started));
         if let Action::Finish(finish) = action {
             break finish;
         }
         let tokens_before = session.tokens();
+        let step = step_name(&action);
         let Some(event) = driver.perform_or_abort(action, &mut session).await? else {
             continue;
         };
         let is_run = matches!(event, Event::TestsRan(_));
+        let diagnosed = matches!(event, Event::Diagnosed { .. });
+        journal_event(&journal, step, &event)?;
         session.apply(event);
+        if diagnosed {
+            journal_routes(&journal, &session)?;
+        }
         driver.account(session.tokens() - tokens_before, is_run, session.runs());
     };
+    journal.record(&Line::Finish {
+        finish: finish.clone(),
+    })?;
 
     let record = Record {
         options,
@@ -508,6 +614,7 @@ struct Driver<'a> {
     cache: &'a EnvCache,
     interpreter: &'a Interpreter,
     run_dir: &'a RunDir,
+    journal: &'a Journal,
     contract: &'a Contract,
     conftest: String,
     contract_test: Option<String>,
@@ -531,6 +638,20 @@ struct Driver<'a> {
 }
 
 impl Driver<'_> {
+    /// The imports of `code` and the distributions they need (journaled: a resumed run does
+    /// not start Python again for a version of the script it analysed before).
+    async fn imports(&self, code: &str, local: &[&str]) -> Result<ImportAnalysis, LoopError> {
+        let python = &self.interpreter.executable;
+        let mut parts = vec![python.to_str().unwrap_or_default(), code];
+        parts.extend_from_slice(local);
+        let key = crate::journal::digest(&parts);
+        self.journal
+            .memo("imports", &key, async {
+                Ok::<_, LoopError>(imports_to_packages(python, code, local).await?)
+            })
+            .await
+    }
+
     /// Tokens and time are booked to the iteration of the test run that precedes them.
     fn account(&mut self, tokens: u64, is_run: bool, runs: u32) {
         if is_run {
@@ -671,9 +792,7 @@ impl Driver<'_> {
             spent += usage;
             let mut answer = answer;
             answer.code = script_repaired(answer.code);
-            let analysis =
-                imports_to_packages(&self.interpreter.executable, &answer.code, &["solution"])
-                    .await?;
+            let analysis = self.imports(&answer.code, &["solution"]).await?;
             self.imports = analysis.distributions.iter().cloned().collect();
             let packages = match analysis.syntax_error {
                 Some(error) if not_yet_said(&notes, NOT_COMPILED) => {
@@ -737,12 +856,7 @@ impl Driver<'_> {
             };
             let tests = tests_repaired(tests);
             spent += usage;
-            let analysis = imports_to_packages(
-                &self.interpreter.executable,
-                &tests,
-                &["solution", "conftest"],
-            )
-            .await?;
+            let analysis = self.imports(&tests, &["solution", "conftest"]).await?;
             let by_hand = hand_written_expectations(&tests);
             let imported = if code.is_none() {
                 solution_imports(&tests)
@@ -849,9 +963,7 @@ impl Driver<'_> {
             let mut fixed = apply_edits(&current, &edits);
             fixed.code = script_repaired(fixed.code);
             if fixed.changed(&current) {
-                let analysis =
-                    imports_to_packages(&self.interpreter.executable, &fixed.code, &["solution"])
-                        .await?;
+                let analysis = self.imports(&fixed.code, &["solution"]).await?;
                 match analysis.syntax_error {
                     Some(error) if not_yet_said(&rejected, NOT_COMPILED) => {
                         tracing::info!(%error, "the fixed script does not compile; asking again");
@@ -984,6 +1096,12 @@ impl Driver<'_> {
                     || sandbox.prepare(&env),
                 )
                 .await?;
+                self.journal.record(&Line::Environment {
+                    id: env.id.to_string(),
+                    packages: packages.to_vec(),
+                    system_packages: system.iter().map(|p| (*p).clone()).collect(),
+                    resolved: env.resolved.clone(),
+                })?;
                 self.env = Some(env);
                 Ok(Event::EnvironmentReady {
                     usage: crate::session::Usage::default(),
@@ -1039,15 +1157,26 @@ impl Driver<'_> {
             path: work.clone(),
             source,
         })?;
-        let sandbox = self.sandbox;
-        let report = retrying(
-            self.options.sandbox.retries,
-            "run tests",
-            &self.options.sandbox.secrets,
-            &mut self.sandbox_retries,
-            || sandbox.run_pytest(&spec, &work),
-        )
-        .await?;
+        let files = crate::journal::digest(&[
+            session.code().unwrap_or_default(),
+            session.tests().unwrap_or_default(),
+        ]);
+        let report = if let Some(report) = self.journal.test_run(number, &files) {
+            report
+        } else {
+            let sandbox = self.sandbox;
+            let options = self.options;
+            let report = retrying(
+                options.sandbox.retries,
+                "run tests",
+                &options.sandbox.secrets,
+                &mut self.sandbox_retries,
+                || run_pytest_or_reuse(sandbox, &spec, &work, &options.sandbox),
+            )
+            .await?;
+            self.journal.record_tests(number, &files, &report)?;
+            report
+        };
         let output = format!("{}{}", report.stdout, report.stderr);
         self.run_dir.write(
             &format!("iterations/{number}/test_output.txt"),

@@ -59,6 +59,9 @@ pub struct SandboxOptions {
     /// downloaded) or an interpreter's path; `None` for the default (`AUTOCODER_PYTHON`, else
     /// `python3`). Part of the environment id, and recorded in the result.
     pub python: Option<String>,
+    /// Serve a test run or a script run identical to an earlier one (same script, tests,
+    /// environment and input bytes) from the outcome cache instead of running it again.
+    pub reuse: bool,
 }
 
 impl Default for SandboxOptions {
@@ -73,6 +76,7 @@ impl Default for SandboxOptions {
             cache: CacheMode::Auto,
             retries: 0,
             python: None,
+            reuse: false,
         }
     }
 }

@@ -6,10 +6,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use autocoder_sandbox::{EnvCache, EnvSpec, RunOutcome, RunSpec, Sandbox, Value, parse_output};
+use autocoder_sandbox::{
+    EnvCache, EnvSpec, RunOutcome, RunSpec, Sandbox, SandboxError, Value, parse_output,
+};
 
 use crate::LoopError;
-use crate::options::SandboxOptions;
+use crate::options::{CacheMode, SandboxOptions};
+use crate::outcome_cache::{OutcomeCache, OutcomeKey};
 use crate::request::IoType;
 use crate::rundir::{GenerationResult, RunDir};
 
@@ -83,13 +86,6 @@ pub async fn run(
     }
     let sandbox = Sandbox::new(options.sandbox.backend);
     sandbox.check()?;
-    let cache = EnvCache::new(
-        options
-            .sandbox
-            .cache_dir
-            .clone()
-            .unwrap_or_else(EnvCache::default_dir),
-    );
     let python = options
         .sandbox
         .python
@@ -98,7 +94,12 @@ pub async fn run(
     let spec = EnvSpec::new(&result.packages)?
         .with_system_packages(&result.system_packages)?
         .with_python(crate::options::python_spec(python).await?);
-    let env = cache.ensure(&spec).await?;
+    let throwaway = tempfile::tempdir().map_err(|source| SandboxError::Io {
+        action: "creating a temporary environment cache in",
+        path: std::env::temp_dir(),
+        source,
+    })?;
+    let env = ensure_env(&options.sandbox, &spec, throwaway.path()).await?;
     let script = run_dir.join("solution.py");
     let work = autocoder_sandbox::temp_dir("run")?;
     let mut spec = RunSpec::new(env, &script, work.path())?;
@@ -125,6 +126,24 @@ pub async fn run(
     for output in &result.outputs {
         spec = spec.output(&output.name, output.ty);
     }
+    let destination = options
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| run_dir.join("outputs"));
+    let key = if options.sandbox.reuse {
+        let key = run_key(&spec, &options.sandbox)?;
+        if let Some(outcome) =
+            OutcomeCache::new(OutcomeCache::default_dir()).run(&key, &destination)
+        {
+            tracing::warn!(
+                "--reuse: an identical run's outcome was served from the cache (not run again)"
+            );
+            return Ok((result, outcome));
+        }
+        Some(key)
+    } else {
+        None
+    };
     let mut retries = Vec::new();
     let mut outcome = crate::retry::retrying(
         options.sandbox.retries,
@@ -134,14 +153,75 @@ pub async fn run(
         || sandbox.run(&spec),
     )
     .await?;
-    let destination = options
-        .out_dir
-        .clone()
-        .unwrap_or_else(|| run_dir.join("outputs"));
     if let Ok(outputs) = &mut outcome.outputs {
         copy_out(outputs, &destination)?;
     }
+    if let Some(key) = key {
+        OutcomeCache::new(OutcomeCache::default_dir()).keep_run(&key, &outcome);
+    }
     Ok((result, outcome))
+}
+
+/// The environment as `--cache` says: reused from the cache (`auto`), rebuilt in it
+/// (`override`), or built in `throwaway` (`disable`).
+async fn ensure_env(
+    options: &SandboxOptions,
+    spec: &EnvSpec,
+    throwaway: &Path,
+) -> Result<autocoder_sandbox::Env, SandboxError> {
+    let dir = match options.cache {
+        CacheMode::Disable => throwaway.to_owned(),
+        _ => options
+            .cache_dir
+            .clone()
+            .unwrap_or_else(EnvCache::default_dir),
+    };
+    let cache = EnvCache::new(dir);
+    if options.cache == CacheMode::Override {
+        // The environment's id comes with it: built (or found) once, removed, built again.
+        let found = cache.ensure(spec).await?;
+        let built = cache.dir().join(&found.id.0);
+        std::fs::remove_dir_all(&built).map_err(|source| SandboxError::Io {
+            action: "removing the cached environment",
+            path: built.clone(),
+            source,
+        })?;
+    }
+    cache.ensure(spec).await
+}
+
+/// What makes a script run what it is: the script, the environment, every input's value (file
+/// and directory inputs by their bytes), the outputs asked for, limits, network and variables.
+fn run_key(spec: &RunSpec, options: &SandboxOptions) -> Result<OutcomeKey, LoopError> {
+    let mut key = OutcomeKey::new("run");
+    let script = std::fs::read(&spec.script).map_err(|source| SandboxError::Io {
+        action: "reading",
+        path: spec.script.clone(),
+        source,
+    })?;
+    key.bytes(&script)
+        .text(&spec.env.id.0)
+        .text(options.backend.name())
+        .text(&format!("{:?}", spec.limits))
+        .text(&spec.network.to_string())
+        .text(&format!("{:?}", spec.env_vars))
+        .text(&format!("{:?} {:?}", spec.outputs, spec.extra_args));
+    for input in &spec.inputs {
+        key.text(&input.name);
+        match &input.value {
+            Value::File(path) | Value::Dir(path) => {
+                key.path(path).map_err(|source| SandboxError::Io {
+                    action: "reading",
+                    path: path.clone(),
+                    source,
+                })?;
+            }
+            other => {
+                key.text(&format!("{other:?}"));
+            }
+        }
+    }
+    Ok(key)
 }
 
 /// Copies file and directory outputs out of the temporary sandbox directory.

@@ -11,6 +11,8 @@
 //!                          keeps each "one row per <column>" rule on a CSV output
 //!   requirements.txt       the environment, with resolved versions (name==version)
 //!   conversation.jsonl     every model request and response, in order
+//!   journal.jsonl          the run as it went, for `autocoder resume` (crate::journal; lines
+//!                          documented in docs/notes/journal.md), versioned like result.json
 //!   profiles/<name>.json   the profile of each sample
 //!   report.html            the samples' profiles as one page with charts and alerts
 //!   schemas/<name>.py      the Pandera module of each sample, checks included

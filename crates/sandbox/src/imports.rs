@@ -41,7 +41,7 @@ pub const IMPORT_TO_DISTRIBUTION: &[(&str, &str)] = &[
 
 /// What a script imports, sorted into distributions to install, the standard library, and names
 /// that need a decision.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ImportAnalysis {
     /// Distributions to install (mapped through [`IMPORT_TO_DISTRIBUTION`], else the import name).
     pub distributions: BTreeSet<String>,

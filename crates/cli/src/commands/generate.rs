@@ -152,6 +152,10 @@ pub(crate) struct GenerateArgs {
     outputs: Vec<String>,
     #[command(flatten)]
     model: ModelArgs,
+    /// The model-call cache (`$XDG_CACHE_HOME/autocoder/models`): `auto` answers a request made
+    /// before from it, `refresh` asks again and keeps the new answer, `off` leaves it alone.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "refresh", "off"])]
+    model_cache: String,
     /// Test runs at most.
     #[arg(long, default_value_t = 10)]
     max_iterations: u32,
@@ -257,6 +261,10 @@ pub(crate) struct SandboxArgs {
     /// an interpreter's path. Part of the environment id; `run` reuses the generation's.
     #[arg(long, value_name = "VERSION|PATH")]
     python: Option<String>,
+    /// Serve a sandbox run identical to an earlier one (same script, tests, environment and
+    /// input bytes) from the outcome cache instead of running it again; says so when it does.
+    #[arg(long)]
+    reuse: bool,
 }
 
 impl SandboxArgs {
@@ -311,6 +319,7 @@ impl SandboxArgs {
             cache: CacheMode::from_name(&self.cache).unwrap_or_default(),
             retries: self.sandbox_retries,
             python: self.python.clone(),
+            reuse: self.reuse,
         })
     }
 }
@@ -430,6 +439,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         Some(out.join("conversation.jsonl")),
         args.prompting.prompts_dir.clone(),
     )?;
+    crate::commands::cache::install(&client, &args.model_cache)?;
     let live = live_view(global.quiet || args.json);
     let on_progress = |progress: &Progress| {
         let status = match &args.name {
@@ -462,7 +472,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
     Ok(i32::from(!result.success))
 }
 
-fn live_view(hidden: bool) -> Option<ProgressBar> {
+pub(crate) fn live_view(hidden: bool) -> Option<ProgressBar> {
     if hidden || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         return None;
     }
@@ -475,7 +485,7 @@ fn live_view(hidden: bool) -> Option<ProgressBar> {
     Some(bar)
 }
 
-fn describe(p: &Progress) -> String {
+pub(crate) fn describe(p: &Progress) -> String {
     let last = p
         .last_run
         .map(|(passed, failed)| format!(" · last run {passed} passed, {failed} failing"))
@@ -494,7 +504,7 @@ fn describe(p: &Progress) -> String {
     clippy::print_stderr,
     reason = "the final summary is progress output, on stderr"
 )]
-fn summary(result: &GenerationResult, out: &Path) {
+pub(crate) fn summary(result: &GenerationResult, out: &Path) {
     let verdict = if result.success {
         "tests pass"
     } else {

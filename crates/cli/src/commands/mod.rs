@@ -6,6 +6,7 @@ use crate::cli::{Cli, Command};
 use crate::signals::cancel_on_signal;
 
 pub(crate) mod agent_mode;
+pub(crate) mod cache;
 pub(crate) mod completions;
 pub(crate) mod constraint;
 pub(crate) mod eval;
@@ -13,6 +14,7 @@ pub(crate) mod generate;
 pub(crate) mod input;
 pub(crate) mod policy;
 pub(crate) mod profile;
+pub(crate) mod resume;
 pub(crate) mod run;
 pub(crate) mod sandbox;
 pub(crate) mod schema;
@@ -25,10 +27,14 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Generate(args) => {
             exit_code(runtime()?.block_on(cancel_on_signal(generate::run(*args, &cli.global))))
         }
+        Command::Resume(args) => {
+            exit_code(runtime()?.block_on(cancel_on_signal(resume::run(args, &cli.global))))
+        }
         Command::Run(args) => exit_code(runtime()?.block_on(cancel_on_signal(run::run(args)))),
         Command::Sandbox(args) => {
             exit_code(runtime()?.block_on(cancel_on_signal(sandbox::run(args))))
         }
+        Command::Cache(args) => exit_code(cache::run(&args)),
         Command::Policy(args) => exit_code(policy::run(args)),
         Command::Eval(args) => {
             exit_code(runtime()?.block_on(cancel_on_signal(eval::run(*args, &cli.global))))

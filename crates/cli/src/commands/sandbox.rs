@@ -239,7 +239,8 @@ async fn run_clean() -> anyhow::Result<i32> {
 }
 
 async fn run_doctor(json: bool) -> anyhow::Result<i32> {
-    let findings = doctor().await;
+    let mut findings = doctor().await;
+    findings.push(crate::commands::cache::doctor_finding());
     let text = if json {
         serde_json::to_string_pretty(&findings)? + "\n"
     } else {

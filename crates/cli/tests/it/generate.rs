@@ -58,6 +58,7 @@ fn autocoder(dir: &Path, args: &[&str]) -> std::process::Output {
             "AUTOCODER_ENV_CACHE",
             Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
         )
+        .env("AUTOCODER_MODEL_CACHE_DIR", dir.join("model-cache"))
         .env_remove("RUST_LOG")
         .output()
         .unwrap()

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns
 
 mod agent;
+mod caches;
 mod constraints;
 mod conventions;
 mod errors;
@@ -16,6 +17,7 @@ mod human;
 mod pandera;
 mod params;
 mod policy;
+mod resume;
 mod robustness;
 mod snapshots;
 

@@ -78,7 +78,8 @@ fn doctor_reports_every_backend() {
             "docker",
             "none",
             "cgroup",
-            "leftovers"
+            "leftovers",
+            "models"
         ]
     );
 }
