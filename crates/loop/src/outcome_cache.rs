@@ -73,6 +73,20 @@ impl OutcomeKey {
         Ok(self)
     }
 
+    /// Adds the variables a run sees: `--env` values and secrets (their values go into the hash
+    /// only, never into the cache's files), so a run under other values is not served this one.
+    pub fn variables(
+        &mut self,
+        env: &BTreeMap<String, String>,
+        secrets: &[autocoder_sandbox::Secret],
+    ) -> &mut Self {
+        self.text(&format!("{env:?}"));
+        for secret in secrets {
+            self.text(&secret.name).text(secret.value());
+        }
+        self
+    }
+
     fn hex(&self) -> String {
         let mut hex = String::with_capacity(64);
         for byte in self.hasher.clone().finalize() {
@@ -237,7 +251,8 @@ pub(crate) async fn run_pytest_or_reuse(
     key.text(&spec.env.id.0)
         .text(options.backend.name())
         .text(&format!("{:?}", spec.limits))
-        .text(&spec.network.to_string());
+        .text(&spec.network.to_string())
+        .variables(&spec.env_vars, &spec.secrets);
     for file in &spec.files {
         key.text(&file.name).text(&file.contents);
     }
@@ -276,5 +291,31 @@ fn copy_any(from: &Path, to: &Path) -> std::io::Result<()> {
         Ok(())
     } else {
         std::fs::copy(from, to).map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod variable_tests {
+    use super::*;
+
+    fn key(env: &[(&str, &str)], secrets: &[(&str, &str)]) -> String {
+        let env: BTreeMap<String, String> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let secrets: Vec<_> = secrets
+            .iter()
+            .map(|(k, v)| autocoder_sandbox::Secret::new(*k, *v))
+            .collect();
+        OutcomeKey::new("tests").variables(&env, &secrets).hex()
+    }
+
+    #[test]
+    fn another_env_value_or_secret_value_is_another_key() {
+        let base = key(&[("MODE", "a")], &[("TOKEN", "one")]);
+        assert_eq!(base, key(&[("MODE", "a")], &[("TOKEN", "one")]));
+        assert_ne!(base, key(&[("MODE", "b")], &[("TOKEN", "one")]));
+        assert_ne!(base, key(&[("MODE", "a")], &[("TOKEN", "two")]));
+        assert!(!base.contains("one"));
     }
 }

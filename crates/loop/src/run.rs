@@ -204,7 +204,7 @@ fn run_key(spec: &RunSpec, options: &SandboxOptions) -> Result<OutcomeKey, LoopE
         .text(options.backend.name())
         .text(&format!("{:?}", spec.limits))
         .text(&spec.network.to_string())
-        .text(&format!("{:?}", spec.env_vars))
+        .variables(&spec.env_vars, &spec.secrets)
         .text(&format!("{:?} {:?}", spec.outputs, spec.extra_args));
     for input in &spec.inputs {
         key.text(&input.name);
