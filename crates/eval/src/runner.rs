@@ -12,9 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use autocoder_llm::{LlmClient, LlmConfig};
+use autocoder_llm::{LlmClient, LlmConfig, LlmError};
 use autocoder_loop::session::Limits;
-use autocoder_loop::{GenerateOptions, Progress, SandboxOptions, generate};
+use autocoder_loop::{GenerateOptions, LoopError, Progress, SandboxOptions, generate};
 use serde::Serialize;
 
 use crate::error::EvalError;
@@ -236,6 +236,9 @@ async fn run_one(
             record.timed_out = true;
             record.reason = format!("no result within {} s", options.task_timeout.as_secs());
         }
+        // The model could not be used at all: not the model's failure, so no record is kept
+        // (running the eval again runs the task) and the eval stops with the reason.
+        Ok(Err(err)) if unusable_model(&err) => return Err(EvalError::Loop(err)),
         Ok(Err(err)) => record.reason = format!("error: {err}"),
         Ok(Ok(result)) => {
             record.generated = result.success;
@@ -252,6 +255,21 @@ async fn run_one(
         }
     }
     Ok(record)
+}
+
+/// Errors that say nothing about the model's work: no server, no key, a rejected key, an
+/// unknown model or a bad configuration.
+fn unusable_model(err: &LoopError) -> bool {
+    matches!(
+        err,
+        LoopError::Model(
+            LlmError::Transport { .. }
+                | LlmError::MissingApiKey { .. }
+                | LlmError::Auth { .. }
+                | LlmError::UnknownModel { .. }
+                | LlmError::InvalidConfig(_)
+        )
+    )
 }
 
 fn record_path(dir: &Path, task: &str, seed: u64) -> PathBuf {

@@ -73,3 +73,32 @@ fn an_unknown_task_and_a_single_seed_flag_are_refused() {
     let stderr = error_of(&[&base[..], &["--seed", "3"]].concat());
     assert!(stderr.contains("--seeds"), "{stderr}");
 }
+
+/// A model server that cannot be reached is not the model's failure: the eval stops with the
+/// error and keeps no record, so running it again (once the server is up) runs the task.
+#[test]
+fn an_unreachable_model_server_stops_the_eval_and_records_nothing() {
+    let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/../../evals");
+    let out = tempfile::tempdir().unwrap();
+    let out_dir = out.path().join("eval");
+    let out_arg = out_dir.display().to_string();
+    let stderr = error_of(&[
+        "eval",
+        suite,
+        "--tasks",
+        "sales-by-region",
+        "--model",
+        "openai/x",
+        "--api-base",
+        "http://127.0.0.1:9/v1",
+        "--api-key-env",
+        "PATH",
+        "--out",
+        &out_arg,
+        "-q",
+    ]);
+    assert!(stderr.contains("127.0.0.1:9"), "{stderr}");
+    let records = out_dir.join("records");
+    let kept = std::fs::read_dir(&records).map_or(0, Iterator::count);
+    assert_eq!(kept, 0, "a record was kept in {}", records.display());
+}
