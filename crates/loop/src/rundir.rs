@@ -9,7 +9,10 @@
 //!   conftest.py            the harness the tests use (`run_solution`)
 //!   test_contract.py       the harness's own tests: runs on the samples, writes typed outputs,
 //!                          keeps each "one row per <column>" rule on a CSV output
-//!   requirements.txt       the environment, with resolved versions (name==version)
+//!   requirements.txt       what the script itself needs: its packages at their resolved versions
+//!                          (name==version; only a comment when it needs the standard library alone)
+//!   requirements-test.txt  `-r requirements.txt`, then the rest of the test environment (pytest
+//!                          and every other resolved distribution)
 //!   conversation.jsonl     every model request and response, in order
 //!   journal.jsonl          the run as it went, for `autocoder resume` (crate::journal; lines
 //!                          documented in docs/notes/journal.md), versioned like result.json
@@ -285,7 +288,7 @@ impl RunDir {
     }
 
     /// Writes `result.json` and the files derived from it (`solution.py`, `test_solution.py`,
-    /// `requirements.txt`, `schemas/<name>.py`).
+    /// `requirements.txt`, `requirements-test.txt`, `schemas/<name>.py`).
     pub fn write_result(&self, result: &GenerationResult) -> Result<(), RunDirError> {
         let json = serde_json::to_vec_pretty(result).map_err(|source| RunDirError::Parse {
             path: self.root.join("result.json"),
@@ -295,11 +298,9 @@ impl RunDir {
         if !result.tests.is_empty() {
             self.write("test_solution.py", result.tests.as_bytes())?;
         }
-        let mut requirements = String::new();
-        for (name, version) in &result.environment.resolved {
-            let _ = writeln!(requirements, "{name}=={version}");
-        }
-        self.write("requirements.txt", requirements.as_bytes())?;
+        let (script, tests) = requirements(result);
+        self.write("requirements.txt", script.as_bytes())?;
+        self.write("requirements-test.txt", tests.as_bytes())?;
         for (name, schema) in &result.schemas {
             self.write(&format!("schemas/{name}.py"), schema.as_bytes())?;
         }
@@ -318,6 +319,44 @@ impl RunDir {
     }
 }
 
+/// `requirements.txt` (the script's own packages, at their resolved versions) and
+/// `requirements-test.txt` (that file, then every other distribution of the test environment).
+fn requirements(result: &GenerationResult) -> (String, String) {
+    let direct: std::collections::BTreeSet<String> = result
+        .packages
+        .iter()
+        .map(|p| distribution_key(p))
+        .collect();
+    let mut script =
+        String::from("# What solution.py needs, at the versions its tests passed with.\n");
+    let mut tests = String::from(
+        "# The test environment: solution.py's requirements, then pytest and the rest.\n-r requirements.txt\n",
+    );
+    let mut any = false;
+    for (name, version) in &result.environment.resolved {
+        if direct.contains(&distribution_key(name)) {
+            any = true;
+            let _ = writeln!(script, "{name}=={version}");
+        } else {
+            let _ = writeln!(tests, "{name}=={version}");
+        }
+    }
+    if !any {
+        script = String::from("# solution.py needs only the Python standard library.\n");
+    }
+    (script, tests)
+}
+
+/// A requirement's distribution name, normalised as the package index compares names (`PyYAML>=6` and
+/// `pyyaml` are one; `_` and `.` are `-`).
+fn distribution_key(requirement: &str) -> String {
+    let name = requirement
+        .split(|c: char| "<>=!~[;@ ".contains(c))
+        .next()
+        .unwrap_or_default();
+    name.trim().to_ascii_lowercase().replace(['_', '.'], "-")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,11 +368,16 @@ mod tests {
         let result = GenerationResult {
             format_version: RESULT_FORMAT_VERSION,
             success: true,
+            packages: vec!["Pandas>=3".into()],
             solution: "print(1)\n".into(),
             tests: "def test_x():\n    pass\n".into(),
             environment: EnvironmentRecord {
                 backend: "bwrap".into(),
-                resolved: vec![("pandas".into(), "3.1.1".into())],
+                resolved: vec![
+                    ("numpy".into(), "2.3.0".into()),
+                    ("pandas".into(), "3.1.1".into()),
+                    ("pytest".into(), "9.2.0".into()),
+                ],
                 ..EnvironmentRecord::default()
             },
             schemas: BTreeMap::from([("sales".to_owned(), "import pandera\n".to_owned())]),
@@ -343,9 +387,40 @@ mod tests {
         assert_eq!(RunDir::open(run.root()).read_result().unwrap(), result);
         let read = |name: &str| std::fs::read_to_string(run.root().join(name)).unwrap();
         assert_eq!(read("solution.py"), "print(1)\n");
-        assert_eq!(read("requirements.txt"), "pandas==3.1.1\n");
+        assert_eq!(
+            read("requirements.txt"),
+            "# What solution.py needs, at the versions its tests passed with.\npandas==3.1.1\n"
+        );
+        let tests = read("requirements-test.txt");
+        assert!(
+            tests.contains("-r requirements.txt\nnumpy==2.3.0\npytest==9.2.0\n"),
+            "{tests}"
+        );
+        assert!(!tests.contains("pandas"), "{tests}");
         assert_eq!(read("schemas/sales.py"), "import pandera\n");
         assert!(!run.root().join("result.partial").exists());
+    }
+
+    #[test]
+    fn a_standard_library_script_requires_nothing() {
+        let result = GenerationResult {
+            environment: EnvironmentRecord {
+                resolved: vec![
+                    ("pluggy".into(), "1.6.0".into()),
+                    ("pytest".into(), "9.2.0".into()),
+                ],
+                ..EnvironmentRecord::default()
+            },
+            ..GenerationResult::default()
+        };
+        let (script, tests) = requirements(&result);
+        assert_eq!(
+            script,
+            "# solution.py needs only the Python standard library.\n"
+        );
+        assert!(tests.ends_with("-r requirements.txt\npluggy==1.6.0\npytest==9.2.0\n"));
+        assert_eq!(distribution_key("PyYAML[extra]>=6"), "pyyaml");
+        assert_eq!(distribution_key("typing_extensions"), "typing-extensions");
     }
 
     #[test]

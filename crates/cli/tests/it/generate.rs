@@ -286,6 +286,13 @@ async fn a_parquet_sample_generates_and_runs() {
     assert_eq!(result["success"], true, "{stderr}");
     let packages = result["packages"].to_string();
     assert!(packages.contains("pyarrow"), "{packages}");
+    // requirements.txt holds what the script needs, pinned; pytest only the test file.
+    let needs = std::fs::read_to_string(dir.path().join("run/requirements.txt")).unwrap();
+    assert!(
+        needs.contains("pandas==") && needs.contains("pyarrow=="),
+        "{needs}"
+    );
+    assert!(!needs.contains("pytest"), "{needs}");
     // The plan prompt describes the Parquet file's columns and types, as for a CSV sample.
     let plan = server.requests()[0].body.to_string();
     assert!(plan.contains("sales.parquet"), "{plan}");

@@ -227,6 +227,7 @@ async fn first_try_pass_writes_a_complete_run_directory() {
         "test_solution.py",
         "conftest.py",
         "requirements.txt",
+        "requirements-test.txt",
         "conversation.jsonl",
         "profiles/sales.json",
         "report.html",
@@ -239,8 +240,18 @@ async fn first_try_pass_writes_a_complete_run_directory() {
         report.contains("<h2>sales</h2>") && report.contains("<svg"),
         "the report names the sample and draws its charts"
     );
+    // A standard-library script requires nothing; pytest is a test requirement.
+    let script_requirements = std::fs::read_to_string(run_dir.join("requirements.txt")).unwrap();
     assert!(
-        std::fs::read_to_string(run_dir.join("requirements.txt"))
+        script_requirements.contains("only the Python standard library"),
+        "{script_requirements}"
+    );
+    assert!(
+        !script_requirements.contains("pytest"),
+        "{script_requirements}"
+    );
+    assert!(
+        std::fs::read_to_string(run_dir.join("requirements-test.txt"))
             .unwrap()
             .contains("pytest==")
     );
