@@ -2,38 +2,11 @@
 //! binary against the scripted LLM server, with the real sandbox.
 
 use std::path::Path;
-use std::process::Command;
 
 use autocoder_testkit::{Entry, Reply, Script, ScriptToolCall, ScriptedServer};
 use serde_json::{Value, json};
 
-const SCRIPT: &str = r#"import argparse
-import csv
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sales", required=True)
-    parser.add_argument("--min_qty", type=int, default=0)
-    args = parser.parse_args()
-    with open(args.sales, newline="") as handle:
-        rows = [r for r in csv.DictReader(handle) if int(r["qty"]) >= args.min_qty]
-    with open("/var/outputs/total", "w") as handle:
-        handle.write(str(sum(int(r["qty"]) * float(r["price"]) for r in rows)))
-
-
-if __name__ == "__main__":
-    main()
-"#;
-
-const TESTS: &str = r#"import pytest
-
-
-def test_total(run_solution):
-    result = run_solution({"min_qty": 0})
-    assert result.returncode == 0, result.stderr
-    assert result.outputs["total"] == pytest.approx(3 * 2.5 + 2 * 4.0)
-"#;
+use crate::scripted::{SALES_SCRIPT, SALES_TESTS, autocoder_in};
 
 fn call(tool: &str, arguments: Value) -> Entry {
     Entry::step(
@@ -47,17 +20,7 @@ fn call(tool: &str, arguments: Value) -> Entry {
 }
 
 fn autocoder(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_autocoder"))
-        .args(args)
-        .current_dir(dir)
-        .env("SCRIPTED_KEY", "sk-scripted")
-        .env(
-            "AUTOCODER_ENV_CACHE",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
-        )
-        .env_remove("RUST_LOG")
-        .output()
-        .unwrap()
+    autocoder_in(dir, args, &[])
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -65,11 +28,11 @@ async fn generate_with_the_agent_then_run_the_result() {
     let server = ScriptedServer::start(Script::new([
         call(
             "write_file",
-            json!({"path": "solution.py", "content": SCRIPT}),
+            json!({"path": "solution.py", "content": SALES_SCRIPT}),
         ),
         call(
             "write_file",
-            json!({"path": "test_solution.py", "content": TESTS}),
+            json!({"path": "test_solution.py", "content": SALES_TESTS}),
         ),
         call("shell", json!({"command": "ls samples | sort"})),
         call("run_tests", json!({})),

@@ -5,10 +5,12 @@
 //! says so; other input bytes miss.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
+use autocoder_testkit::{Entry, Script, ScriptedServer};
 use serde_json::{Value, json};
+
+use crate::scripted::{self, pipeline};
 
 const SCRIPT: &str = r#"import argparse
 import csv
@@ -38,35 +40,15 @@ def test_total(run_solution):
 "#;
 
 fn entries() -> Vec<Entry> {
-    vec![
-        Entry::step(
-            "plan",
-            Reply::Json(json!({"summary": "s", "approach": ["a"], "edge_cases": []})),
-        )
-        .with_usage(10, 1),
-        Entry::step(
-            "code",
-            Reply::Json(json!({"code": SCRIPT, "packages": [], "system_packages": []})),
-        )
-        .with_usage(20, 2),
-        Entry::step("tests", Reply::Json(json!({"tests": TESTS}))).with_usage(30, 3),
-    ]
+    pipeline(SCRIPT, TESTS)
+        .into_iter()
+        .zip([(10, 1), (20, 2), (30, 3)])
+        .map(|(entry, (input, output))| entry.with_usage(input, output))
+        .collect()
 }
 
 fn autocoder(dir: &Path, args: &[String]) -> Output {
-    Command::new(binary())
-        .args(args)
-        .current_dir(dir)
-        .env("SCRIPTED_KEY", "sk-scripted")
-        .env(
-            "AUTOCODER_ENV_CACHE",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
-        )
-        .env("AUTOCODER_MODEL_CACHE_DIR", dir.join("model-cache"))
-        .env("AUTOCODER_OUTCOME_CACHE_DIR", dir.join("outcomes"))
-        .env_remove("RUST_LOG")
-        .output()
-        .unwrap()
+    scripted::autocoder_in(dir, args, &[])
 }
 
 async fn generate(dir: &Path, base: &str, out: &str, extra: &[&str]) -> Value {
@@ -177,11 +159,6 @@ async fn an_identical_generation_is_answered_from_the_cache() {
 
 /// The binary under test: `$AUTOCODER_TEST_BIN` when set (a copy kept apart from a target
 /// directory that other worktrees build into), else cargo's.
-fn binary() -> std::path::PathBuf {
-    std::env::var_os("AUTOCODER_TEST_BIN")
-        .map_or_else(|| env!("CARGO_BIN_EXE_autocoder").into(), Into::into)
-}
-
 /// Runs `autocoder ARGS` in `dir` on a blocking thread.
 fn autocoder_in(dir: &Path, args: &[&str]) -> impl Future<Output = Output> + use<> {
     let dir = dir.to_owned();

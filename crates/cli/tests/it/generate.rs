@@ -4,64 +4,17 @@
 use std::path::Path;
 use std::process::Command;
 
-use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
+use autocoder_testkit::{Entry, Script, ScriptedServer};
 use serde_json::{Value, json};
 
-const SCRIPT: &str = r#"import argparse
-import csv
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sales", required=True)
-    parser.add_argument("--min_qty", type=int, default=0)
-    args = parser.parse_args()
-    with open(args.sales, newline="") as handle:
-        rows = [r for r in csv.DictReader(handle) if int(r["qty"]) >= args.min_qty]
-    with open("/var/outputs/total", "w") as handle:
-        handle.write(str(sum(int(r["qty"]) * float(r["price"]) for r in rows)))
-
-
-if __name__ == "__main__":
-    main()
-"#;
-
-const TESTS: &str = r#"import pytest
-
-
-def test_total(run_solution):
-    result = run_solution({"min_qty": 0})
-    assert result.returncode == 0, result.stderr
-    assert result.outputs["total"] == pytest.approx(3 * 2.5 + 2 * 4.0)
-"#;
+use crate::scripted::{SALES_SCRIPT, SALES_TESTS, autocoder_in, pipeline};
 
 fn entries() -> Vec<Entry> {
-    vec![
-        Entry::step(
-            "plan",
-            Reply::Json(json!({"summary": "s", "approach": ["a"], "edge_cases": []})),
-        ),
-        Entry::step(
-            "code",
-            Reply::Json(json!({"code": SCRIPT, "packages": [], "system_packages": []})),
-        ),
-        Entry::step("tests", Reply::Json(json!({"tests": TESTS}))),
-    ]
+    pipeline(SALES_SCRIPT, SALES_TESTS)
 }
 
 fn autocoder(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_autocoder"))
-        .args(args)
-        .current_dir(dir)
-        .env("SCRIPTED_KEY", "sk-scripted")
-        .env(
-            "AUTOCODER_ENV_CACHE",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
-        )
-        .env("AUTOCODER_MODEL_CACHE_DIR", dir.join("model-cache"))
-        .env_remove("RUST_LOG")
-        .output()
-        .unwrap()
+    autocoder_in(dir, args, &[])
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -231,19 +184,9 @@ fn write_parquet(path: &Path, rows: &str) {
 /// Parquet file.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_parquet_sample_generates_and_runs() {
-    let server = ScriptedServer::start(Script::new(vec![
-        Entry::step(
-            "plan",
-            Reply::Json(json!({"summary": "s", "approach": ["a"], "edge_cases": []})),
-        ),
-        Entry::step(
-            "code",
-            Reply::Json(json!({"code": PARQUET_SCRIPT, "packages": [], "system_packages": []})),
-        ),
-        Entry::step("tests", Reply::Json(json!({"tests": PARQUET_TESTS}))),
-    ]))
-    .await
-    .unwrap();
+    let server = ScriptedServer::start(Script::new(pipeline(PARQUET_SCRIPT, PARQUET_TESTS)))
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     write_parquet(
         &dir.path().join("sales.parquet"),

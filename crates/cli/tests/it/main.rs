@@ -19,6 +19,7 @@ mod params;
 mod policy;
 mod resume;
 mod robustness;
+mod scripted;
 mod snapshots;
 
 mod sandbox;

@@ -5,10 +5,12 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
 use serde_json::{Value, json};
+
+use crate::scripted::{self, pipeline};
 
 /// A script writing `zeta` before `alpha`, declared in that order too.
 const TWO_OUTPUTS: &str = r#"import argparse
@@ -37,36 +39,13 @@ const TWO_OUTPUT_TESTS: &str = r#"def test_outputs(run_solution):
     assert result.outputs["zeta"] == 2
 "#;
 
-/// The plan, code and tests answers for `code` and `tests`.
 fn entries(code: &str, tests: &str) -> Vec<Entry> {
-    vec![
-        Entry::step(
-            "plan",
-            Reply::Json(json!({"summary": "s", "approach": ["a"], "edge_cases": []})),
-        ),
-        Entry::step(
-            "code",
-            Reply::Json(json!({"code": code, "packages": [], "system_packages": []})),
-        ),
-        Entry::step("tests", Reply::Json(json!({"tests": tests}))),
-    ]
+    pipeline(code, tests)
 }
 
 /// Runs the binary in `dir` with the scripted key, the shared environment cache and `vars`.
 fn autocoder_in(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_autocoder"))
-        .args(args)
-        .current_dir(dir)
-        .env("SCRIPTED_KEY", "sk-scripted")
-        .env(
-            "AUTOCODER_ENV_CACHE",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
-        )
-        .envs(vars.iter().copied())
-        .env_remove("RUST_LOG")
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .unwrap()
+    scripted::autocoder_in(dir, args, vars)
 }
 
 /// A directory with `sales.csv` (two rows).

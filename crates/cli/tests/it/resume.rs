@@ -6,10 +6,12 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
 use serde_json::{Value, json};
+
+use crate::scripted::autocoder_in;
 
 const KILL_VAR: &str = "AUTOCODER_TEST_KILL_AFTER_JOURNAL_LINES";
 
@@ -113,20 +115,7 @@ fn workdir() -> tempfile::TempDir {
 }
 
 fn autocoder(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    Command::new(binary())
-        .args(args)
-        .current_dir(dir)
-        .env("SCRIPTED_KEY", "sk-scripted")
-        .env(
-            "AUTOCODER_ENV_CACHE",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
-        )
-        .env("AUTOCODER_MODEL_CACHE_DIR", dir.join("model-cache"))
-        .env_remove("RUST_LOG")
-        .env_remove(KILL_VAR)
-        .envs(vars.iter().copied())
-        .output()
-        .unwrap()
+    autocoder_in(dir, args, vars)
 }
 
 fn generate_args(base: &str) -> Vec<String> {
@@ -465,11 +454,4 @@ async fn max_iterations_may_only_grow_on_resume() {
         "{}",
         stderr(&out)
     );
-}
-
-/// The binary under test: `$AUTOCODER_TEST_BIN` when set (a copy kept apart from a target
-/// directory that other worktrees build into), else cargo's.
-fn binary() -> std::path::PathBuf {
-    std::env::var_os("AUTOCODER_TEST_BIN")
-        .map_or_else(|| env!("CARGO_BIN_EXE_autocoder").into(), Into::into)
 }
