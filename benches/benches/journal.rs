@@ -28,37 +28,12 @@ use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
-const SALES: &str = "region,qty,price\nnorth,3,2.5\nsouth,2,4.0\nnorth,1,10.0\n";
-
-const SCRIPT: &str = r#"import argparse
-import csv
-import os
-import sys
-
-
-def total_revenue(path):
-    with open(path, newline="") as handle:
-        return sum(BUG for row in csv.DictReader(handle))
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sales", required=True)
-    args = parser.parse_args()
-    try:
-        total = total_revenue(args.sales)
-    except OSError as err:
-        sys.exit(f"cannot read {args.sales}: {err}")
-    outputs = os.environ.get("AUTOCODER_OUTPUTS_DIR", "/var/outputs")
-    with open(os.path.join(outputs, "total"), "w") as handle:
-        handle.write(str(total))
-
-
-if __name__ == "__main__":
-    main()
-"#;
-const GOOD: &str = r#"float(row["qty"]) * float(row["price"])"#;
-const BAD: &str = r#"float(row["qty"])"#;
+#[allow(
+    dead_code,
+    reason = "each bench uses its own part of the shared fixtures"
+)]
+mod common;
+use common::{BAD, SALES, code_fix, diagnosis, plan_code_tests, script};
 
 const TESTS: &str = r#"import pytest
 
@@ -69,55 +44,22 @@ def test_total_is_revenue(run_solution):
     assert result.outputs["total"] == pytest.approx(25.5)
 "#;
 
-fn script(expression: &str) -> String {
-    SCRIPT.replace("BUG", expression)
-}
-
 fn env_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-loop-envs")
 }
 
-fn diagnosis() -> Entry {
-    Entry::step(
-        "diagnose",
-        Reply::Json(json!({"failures": [{
-            "test_id": "test_solution.py::test_total_is_revenue",
-            "kind": "logic", "evidence": "3*2.5 + 2*4 + 10 = 25.5",
-            "fix": "multiply qty by price", "packages": []}]})),
-    )
-}
-
-fn plan_code_tests(code: &str) -> Vec<Entry> {
-    vec![
-        Entry::step(
-            "plan",
-            Reply::Json(
-                json!({"summary": "sum qty * price", "approach": ["read", "sum"], "edge_cases": []}),
-            ),
-        ),
-        Entry::step(
-            "code",
-            Reply::Json(json!({"code": code, "packages": [], "system_packages": []})),
-        ),
-        Entry::step("tests", Reply::Json(json!({"tests": TESTS}))),
-    ]
-}
-
 /// Fail, diagnose, fix, pass.
 fn two_iterations() -> Vec<Entry> {
-    let mut entries = plan_code_tests(&script(BAD));
+    let mut entries = plan_code_tests(&script(BAD), TESTS);
     entries.push(diagnosis());
-    entries.push(Entry::step(
-        "fix_code",
-        Reply::Json(json!({"edits": [{"find": BAD, "replace": GOOD}], "packages": [], "explanation": "revenue"})),
-    ));
+    entries.push(code_fix());
     entries
 }
 
 /// Ten failing runs: every fix is a new wrong script; test fixes (after a reclassification)
 /// keep the test.
 fn ten_failing_iterations() -> Vec<Entry> {
-    let mut entries = plan_code_tests(&script(BAD));
+    let mut entries = plan_code_tests(&script(BAD), TESTS);
     for i in 1..=12 {
         entries.push(diagnosis());
         let wrong = format!("float(row[\"qty\"]) + {i}");

@@ -26,41 +26,16 @@ use autocoder_prompts::Prompts;
 use autocoder_sandbox::{
     Backend, EnvCache, EnvSpec, Input, PytestSpec, Sandbox, SourceFile, Value,
 };
-use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
+use autocoder_testkit::{Entry, Script, ScriptedServer};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
-const SALES: &str = "region,qty,price\nnorth,3,2.5\nsouth,2,4.0\nnorth,1,10.0\n";
-
-const SCRIPT: &str = r#"import argparse
-import csv
-import os
-import sys
-
-
-def total_revenue(path):
-    with open(path, newline="") as handle:
-        return sum(BUG for row in csv.DictReader(handle))
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sales", required=True)
-    args = parser.parse_args()
-    try:
-        total = total_revenue(args.sales)
-    except OSError as err:
-        sys.exit(f"cannot read {args.sales}: {err}")
-    outputs = os.environ.get("AUTOCODER_OUTPUTS_DIR", "/var/outputs")
-    with open(os.path.join(outputs, "total"), "w") as handle:
-        handle.write(str(total))
-
-
-if __name__ == "__main__":
-    main()
-"#;
-const GOOD: &str = r#"float(row["qty"]) * float(row["price"])"#;
-const BAD: &str = r#"float(row["qty"])"#;
+#[allow(
+    dead_code,
+    reason = "each bench uses its own part of the shared fixtures"
+)]
+mod common;
+use common::{BAD, GOOD, SALES, code_fix, diagnosis, plan_code_tests, script};
 
 const TESTS: &str = r#"import pytest
 
@@ -81,45 +56,13 @@ fn env_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-loop-envs")
 }
 
-fn script(expression: &str) -> String {
-    SCRIPT.replace("BUG", expression)
-}
-
 fn answers(fail_first: bool) -> Vec<Entry> {
-    let plan = Entry::step(
-        "plan",
-        Reply::Json(
-            json!({"summary": "sum qty * price", "approach": ["read", "sum", "write"], "edge_cases": []}),
-        ),
-    );
-    let code = |source: String| {
-        Entry::step(
-            "code",
-            Reply::Json(json!({"code": source, "packages": [], "system_packages": []})),
-        )
-    };
-    let tests = Entry::step("tests", Reply::Json(json!({"tests": TESTS})));
-    if !fail_first {
-        return vec![plan, code(script(GOOD)), tests];
+    let mut entries = plan_code_tests(&script(if fail_first { BAD } else { GOOD }), TESTS);
+    if fail_first {
+        entries.push(diagnosis());
+        entries.push(code_fix());
     }
-    vec![
-        plan,
-        code(script(BAD)),
-        tests,
-        Entry::step(
-            "diagnose",
-            Reply::Json(json!({"failures": [{
-                "test_id": "test_solution.py::test_total_is_revenue",
-                "kind": "logic", "evidence": "3*2.5 + 2*4 + 10 = 25.5",
-                "fix": "multiply qty by price", "packages": []}]})),
-        ),
-        Entry::step(
-            "fix_code",
-            Reply::Json(
-                json!({"edits": [{"find": BAD, "replace": GOOD}], "packages": [], "explanation": "revenue"}),
-            ),
-        ),
-    ]
+    entries
 }
 
 struct Fixture {
