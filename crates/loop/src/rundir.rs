@@ -347,14 +347,13 @@ fn requirements(result: &GenerationResult) -> (String, String) {
     (script, tests)
 }
 
-/// A requirement's distribution name, normalised as the package index compares names (`PyYAML>=6` and
-/// `pyyaml` are one; `_` and `.` are `-`).
+/// A requirement's distribution name as the sandbox normalises it (`PyYAML[extra]>=6` is
+/// `pyyaml`); an unparsable one is kept lower-cased.
 fn distribution_key(requirement: &str) -> String {
-    let name = requirement
-        .split(|c: char| "<>=!~[;@ ".contains(c))
-        .next()
-        .unwrap_or_default();
-    name.trim().to_ascii_lowercase().replace(['_', '.'], "-")
+    autocoder_sandbox::Requirement::parse(requirement).map_or_else(
+        |_| requirement.trim().to_ascii_lowercase(),
+        |r| r.name.split('[').next().unwrap_or_default().to_owned(),
+    )
 }
 
 #[cfg(test)]
