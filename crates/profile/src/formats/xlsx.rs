@@ -2,14 +2,18 @@
 //! is the header (named as `pandas.read_excel` names it). Cells become text the way pandas would
 //! write them (whole numbers without `.0`, dates as `YYYY-MM-DD`, datetimes as
 //! `YYYY-MM-DD HH:MM:SS`), and text cells that `read_excel` reads as missing (`NA`, `n/a`, ...)
-//! are missing. Memory: the sheet's cells (an Excel sheet has at most 1,048,576 rows), plus
-//! `2 × threads` batches of rows in flight.
+//! are missing. The sheet is streamed twice, cell by cell: once for the bounds of its used
+//! cells (the header is the first used row, the first column the leftmost used one, as
+//! `calamine`'s ranges have them), once for the rows. Memory: the workbook's shared-strings table
+//! (every distinct text of the workbook; Excel keeps them in one table), one row, and
+//! `2 × threads` batches of [`BATCH_ROWS`] rows in flight, whatever the sheet's length.
 
 use std::collections::HashMap;
+use std::io::{Read, Seek};
 use std::path::Path;
 
 use autocoder_schema::FileFormat;
-use calamine::{Data, Reader, Xlsx, open_workbook};
+use calamine::{Cell, DataRef, Reader, Xlsx, XlsxCellReader, XlsxError, open_workbook};
 use chrono::{Datelike, Timelike};
 
 use super::runner::run_units;
@@ -54,15 +58,16 @@ pub(crate) fn profile(
             .cloned()
             .ok_or_else(|| corrupt("the workbook has no sheets".to_owned()))?,
     };
-    let range = book
-        .worksheet_range(&chosen)
-        .map_err(|e| corrupt(format!("sheet `{chosen}`: {e}")))?;
-    let first_line = range.start().map_or(1, |(row, _)| u64::from(row) + 1);
-    let mut rows = range.rows();
-    let header: Vec<String> = rows
-        .next()
-        .map(|r| r.iter().map(header_text).collect())
-        .unwrap_or_default();
+    let bad = |e: XlsxError| corrupt(format!("sheet `{chosen}`: {e}"));
+    let bounds = used_bounds(&mut book, &chosen).map_err(bad)?;
+    let mut cells = book.worksheet_cells_reader(&chosen).map_err(bad)?;
+    let mut rows = Rows::new(bounds);
+    let mut row = Vec::new();
+    let header: Vec<String> = if rows.next(&mut cells, &mut row).map_err(bad)? {
+        row.iter().map(header_text).collect()
+    } else {
+        Vec::new()
+    };
     let mut columns = Columns::default();
     for column in pandas_names(&header) {
         columns.push(column, false, None, None);
@@ -70,7 +75,8 @@ pub(crate) fn profile(
     let width = columns.len();
     let acc = Accumulate::new(&columns, options);
     let mut total = acc.total();
-    let mut line = first_line + 1;
+    // The first data row's line number, as a spreadsheet numbers it.
+    let mut line = bounds.map_or(2, |b| u64::from(b.first_row) + 2);
     run_units(
         &name,
         options.effective_threads(),
@@ -84,13 +90,13 @@ pub(crate) fn profile(
                 rows: 0,
             };
             let mut text = String::new();
-            for row in rows.by_ref().take(BATCH_ROWS) {
+            while batch.rows < BATCH_ROWS && rows.next(&mut cells, &mut row).map_err(bad)? {
                 for (i, column) in batch.columns.iter_mut().enumerate() {
                     text.clear();
+                    let value = row.get(i).unwrap_or(&DataRef::Empty);
                     // `read_excel` reads pandas' missing-value strings (`NA`, ...) as missing too.
-                    if cell(row.get(i).unwrap_or(&Data::Empty), &mut text)
-                        && !(matches!(row.get(i), Some(Data::String(_)))
-                            && options.nulls.is_null(text.as_bytes()))
+                    if cell(value, &mut text)
+                        && !(is_text(value) && options.nulls.is_null(text.as_bytes()))
                     {
                         column.push(&text);
                     } else {
@@ -118,8 +124,126 @@ pub(crate) fn profile(
     ))
 }
 
+/// Where a sheet's used (non-empty) cells lie, zero-based: the first row and the columns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Bounds {
+    first_row: u32,
+    first_col: u32,
+    last_col: u32,
+}
+
+/// The bounds of the sheet's used cells, by streaming it once; `None` for a sheet with none.
+fn used_bounds<RS: Read + Seek>(
+    book: &mut Xlsx<RS>,
+    sheet: &str,
+) -> Result<Option<Bounds>, XlsxError> {
+    let mut cells = book.worksheet_cells_reader(sheet)?;
+    let mut bounds: Option<Bounds> = None;
+    while let Some(cell) = cells.next_cell()? {
+        if matches!(cell.get_value(), DataRef::Empty) {
+            continue;
+        }
+        let (r, c) = cell.get_position();
+        bounds = Some(match bounds {
+            None => Bounds {
+                first_row: r,
+                first_col: c,
+                last_col: c,
+            },
+            Some(b) => Bounds {
+                first_row: b.first_row.min(r),
+                first_col: b.first_col.min(c),
+                last_col: b.last_col.max(c),
+            },
+        });
+    }
+    Ok(bounds)
+}
+
+/// The sheet's rows within its used bounds, one at a time from the cell stream: a row with no
+/// used cell between used ones comes out empty, as in a `calamine` range.
+struct Rows<'a> {
+    bounds: Option<Bounds>,
+    /// The row the next call yields.
+    next_row: u32,
+    /// A used cell read ahead that belongs to a later row.
+    pending: Option<Cell<DataRef<'a>>>,
+    done: bool,
+}
+
+impl<'a> Rows<'a> {
+    fn new(bounds: Option<Bounds>) -> Self {
+        Self {
+            bounds,
+            next_row: bounds.map_or(0, |b| b.first_row),
+            pending: None,
+            done: bounds.is_none(),
+        }
+    }
+
+    /// The next used cell of the stream, if any.
+    fn used_cell<RS: Read + Seek>(
+        cells: &mut XlsxCellReader<'a, RS>,
+    ) -> Result<Option<Cell<DataRef<'a>>>, XlsxError> {
+        while let Some(cell) = cells.next_cell()? {
+            if !matches!(cell.get_value(), DataRef::Empty) {
+                return Ok(Some(cell));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Fills `row` with the next row's cells (one per column of the bounds); false at the end.
+    fn next<RS: Read + Seek>(
+        &mut self,
+        cells: &mut XlsxCellReader<'a, RS>,
+        row: &mut Vec<DataRef<'a>>,
+    ) -> Result<bool, XlsxError> {
+        let Some(bounds) = self.bounds else {
+            return Ok(false);
+        };
+        if self.pending.is_none() && !self.done {
+            self.pending = Self::used_cell(cells)?;
+            self.done = self.pending.is_none();
+        }
+        let Some(first) = self.pending.take() else {
+            return Ok(false);
+        };
+        row.clear();
+        row.resize(
+            (bounds.last_col - bounds.first_col) as usize + 1,
+            DataRef::Empty,
+        );
+        let current = self.next_row;
+        self.next_row += 1;
+        if first.get_position().0 > current {
+            self.pending = Some(first); // an empty row between used ones
+            return Ok(true);
+        }
+        let mut cell = Some(first);
+        while let Some(c) = cell.take() {
+            let (r, col) = c.get_position();
+            if r > current {
+                self.pending = Some(c);
+                break;
+            }
+            if r < current {
+                return Err(XlsxError::Unexpected(
+                    "the sheet's cells are not in row order, which this reader needs",
+                ));
+            }
+            if let Some(slot) = row.get_mut((col - bounds.first_col) as usize) {
+                *slot = c.get_value().clone();
+            }
+            cell = Self::used_cell(cells)?;
+            self.done = cell.is_none();
+        }
+        Ok(true)
+    }
+}
+
 /// A header cell's text (`2024` for the number 2024.0, as pandas names the column).
-fn header_text(data: &Data) -> String {
+fn header_text(data: &DataRef<'_>) -> String {
     let mut text = String::new();
     cell(data, &mut text);
     text
@@ -145,15 +269,20 @@ fn pandas_names(header: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// Whether the cell holds text (which pandas' missing-value strings can make missing).
+fn is_text(data: &DataRef<'_>) -> bool {
+    matches!(data, DataRef::String(_) | DataRef::SharedString(_))
+}
+
 /// Writes the cell's text; false for an empty or error cell (missing).
-fn cell(data: &Data, out: &mut String) -> bool {
+fn cell(data: &DataRef<'_>, out: &mut String) -> bool {
     match data {
-        Data::Empty | Data::Error(_) => false,
-        Data::Int(i) => {
+        DataRef::Empty | DataRef::Error(_) => false,
+        DataRef::Int(i) => {
             out.push_str(itoa::Buffer::new().format(*i));
             true
         }
-        Data::Float(f) => {
+        DataRef::Float(f) => {
             if f.is_nan() {
                 return false;
             }
@@ -165,15 +294,19 @@ fn cell(data: &Data, out: &mut String) -> bool {
             }
             true
         }
-        Data::Bool(b) => {
+        DataRef::Bool(b) => {
             out.push_str(if *b { "True" } else { "False" });
             true
         }
-        Data::String(s) | Data::DateTimeIso(s) | Data::DurationIso(s) => {
+        DataRef::SharedString(s) => {
             out.push_str(s);
             true
         }
-        Data::DateTime(d) => {
+        DataRef::String(s) | DataRef::DateTimeIso(s) | DataRef::DurationIso(s) => {
+            out.push_str(s);
+            true
+        }
+        DataRef::DateTime(d) => {
             use std::fmt::Write as _;
             let Some(t) = d.as_datetime() else {
                 return false;
@@ -199,11 +332,11 @@ mod tests {
             ["a", "Unnamed: 1", "a.1", "b", "a.2"]
         );
         let mut s = String::new();
-        assert!(cell(&Data::Float(2024.0), &mut s));
+        assert!(cell(&DataRef::Float(2024.0), &mut s));
         assert_eq!(s, "2024");
         s.clear();
-        assert!(cell(&Data::Float(2.5), &mut s));
+        assert!(cell(&DataRef::Float(2.5), &mut s));
         assert_eq!(s, "2.5");
-        assert!(!cell(&Data::Empty, &mut s));
+        assert!(!cell(&DataRef::Empty, &mut s));
     }
 }
