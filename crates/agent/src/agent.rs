@@ -6,14 +6,16 @@ use std::time::Instant;
 
 use autocoder_llm::LlmClient;
 use autocoder_loop::data::{self, DataOptions};
+use autocoder_loop::env_cache::RunCache;
+use autocoder_loop::journal::{self, JournalFile, Line, RequestRecord};
 use autocoder_loop::prompt::render;
 use autocoder_loop::request::Contract;
 use autocoder_loop::rundir::{EnvironmentRecord, GenerationResult, RESULT_FORMAT_VERSION, RunDir};
-use autocoder_loop::session::Usage;
-use autocoder_loop::{CacheMode, Progress, harness};
+use autocoder_loop::session::{Finish, Usage};
+use autocoder_loop::{Progress, harness};
 use autocoder_policy::Policy;
 use autocoder_prompts::Prompts;
-use autocoder_sandbox::{Backend, EnvCache, Sandbox};
+use autocoder_sandbox::{Backend, Sandbox};
 use serde_json::json;
 
 use crate::AgentError;
@@ -32,22 +34,39 @@ pub const SAMPLES_DIR: &str = "samples";
 
 /// Generates a tested script with the tool loop. Like [`autocoder_loop::generate`], the client
 /// should log its conversation to `out_dir/conversation.jsonl` (tool calls are appended there
-/// too); a run that ends without passing tests is `Ok` with `success: false`.
+/// too); a run that ends without passing tests is `Ok` with `success: false`. The run is
+/// journaled (`journal.jsonl`, with the agent's settings in its header) for [`resume_agent`].
 pub async fn generate_agent(
     options: &AgentOptions,
     client: &LlmClient,
     progress: &dyn Fn(&Progress),
 ) -> Result<GenerationResult, AgentError> {
+    run(options, client, progress, None).await
+}
+
+/// [`generate_agent`] continuing the run its journal recorded (`autocoder resume`): the run
+/// starts again with every journaled model answer and test run served from the journal, so
+/// the conversation and the workspace come back as they were (file tools run again, which is
+/// free; script runs and shell commands run again in the sandbox), and it goes on from the
+/// first answer the journal does not have. `options` come from the journal's header.
+pub async fn resume_agent(
+    options: &AgentOptions,
+    client: &LlmClient,
+    journal: &JournalFile,
+    progress: &dyn Fn(&Progress),
+) -> Result<GenerationResult, AgentError> {
+    run(options, client, progress, Some(journal)).await
+}
+
+async fn run(
+    options: &AgentOptions,
+    client: &LlmClient,
+    progress: &dyn Fn(&Progress),
+    resumed: Option<&JournalFile>,
+) -> Result<GenerationResult, AgentError> {
     let started = Instant::now();
     let request = &options.generate;
-    if request.prompt.trim().is_empty() {
-        return Err(AgentError::InvalidRequest("the prompt is empty".to_owned()));
-    }
-    if options.max_turns == 0 {
-        return Err(AgentError::InvalidRequest(
-            "--max-turns must be at least 1".to_owned(),
-        ));
-    }
+    check(options)?;
     let contract = Contract::new(&request.inputs, &request.outputs, &request.samples)?;
     let prompts = match &request.prompts_dir {
         Some(dir) => Prompts::with_overrides(dir)?,
@@ -61,13 +80,10 @@ pub async fn generate_agent(
     sandbox.check()?;
     let python = harness::python_spec(request.sandbox.python.as_deref()).await?;
     let run_dir = RunDir::create(&request.out_dir)?;
-    let throwaway = tempfile_in(&request.out_dir, request.sandbox.cache);
-    let cache = EnvCache::new(
-        throwaway
-            .clone()
-            .or_else(|| request.sandbox.cache_dir.clone())
-            .unwrap_or_else(EnvCache::default_dir),
-    );
+    let mut record = RequestRecord::new(request, client.config());
+    record.agent = Some(options.record());
+    let (journal, _store) = journal::open(&request.out_dir, &record, client, resumed)?;
+    let run_cache = RunCache::new(request);
 
     let data = data::build(
         &contract,
@@ -97,7 +113,7 @@ pub async fn generate_agent(
         workspace_path,
         harness: Harness {
             sandbox,
-            cache,
+            cache: run_cache.cache().clone(),
             limits: request.sandbox.limits,
             env_vars: request.sandbox.env_vars.clone(),
             secrets: request.sandbox.secrets.clone(),
@@ -114,6 +130,7 @@ pub async fn generate_agent(
             test_runs: 0,
             script_runs: 0,
             last_report: None,
+            journal: journal.clone(),
         },
         records: Records::new(
             client.config().conversation_log.clone(),
@@ -128,13 +145,32 @@ pub async fn generate_agent(
     let end = runner.run(&mut conversation, progress).await?;
 
     let result = build_result(options, client, &runner, end, &contract, &data, started);
+    journal.record(&Line::Finish {
+        finish: Finish {
+            success: result.success,
+            reason: result.reason.clone(),
+            error: result.error.clone(),
+        },
+    })?;
     run_dir.write("conftest.py", conftest.as_bytes())?;
     if let Some(test) = &contract_test {
         run_dir.write(harness::CONTRACT_TEST_FILE, test.as_bytes())?;
     }
     run_dir.write_result(&result)?;
-    drop(throwaway);
     Ok(result)
+}
+
+/// What can be refused before anything runs.
+fn check(options: &AgentOptions) -> Result<(), AgentError> {
+    if options.generate.prompt.trim().is_empty() {
+        return Err(AgentError::InvalidRequest("the prompt is empty".to_owned()));
+    }
+    if options.max_turns == 0 {
+        return Err(AgentError::InvalidRequest(
+            "--max-turns must be at least 1".to_owned(),
+        ));
+    }
+    Ok(())
 }
 
 /// The result document of a finished loop.
@@ -231,13 +267,21 @@ fn build_result(
     }
 }
 
-/// The run's workspace, samples copied in: its resolved path, the open directory, the
+/// The run's workspace, emptied and the samples copied in: its resolved path, the open directory, the
 /// samples' file names.
 fn prepare_workspace(
     run_dir: &RunDir,
     contract: &Contract,
 ) -> Result<(PathBuf, Workspace, Vec<String>), AgentError> {
     let workspace_path = run_dir.root().join(WORK_DIR);
+    // The workspace starts with the samples only, also when an earlier or interrupted run
+    // left files there (a resumed run writes them again from the journaled answers).
+    match std::fs::remove_dir_all(&workspace_path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(AgentError::io("clearing", &workspace_path)(e));
+        }
+        _ => {}
+    }
     let samples = copy_samples(contract, &workspace_path)?;
     let workspace_path = std::fs::canonicalize(&workspace_path)
         .map_err(AgentError::io("resolving", &workspace_path))?;
@@ -328,11 +372,6 @@ fn last_tests_note(output: &str) -> String {
     } else {
         format!("; the last test run ended:\n{}", cut(output.trim(), 1500))
     }
-}
-
-/// A throwaway environment cache for `--cache disable`.
-fn tempfile_in(dir: &Path, mode: CacheMode) -> Option<PathBuf> {
-    (mode == CacheMode::Disable).then(|| dir.join(".env-cache"))
 }
 
 /// Copies each sample into `workspace/samples/`; returns the file names.

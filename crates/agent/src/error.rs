@@ -26,6 +26,9 @@ pub enum AgentError {
     /// The command policy could not be loaded.
     #[error(transparent)]
     Policy(#[from] autocoder_policy::PolicyError),
+    /// The journal could not be written or read.
+    #[error(transparent)]
+    Journal(#[from] autocoder_loop::journal::JournalError),
     /// A file of the run could not be written.
     #[error("{action} {path}: {source}")]
     Io {

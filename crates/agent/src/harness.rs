@@ -6,7 +6,9 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use autocoder_loop::journal::{self, Journal, Line};
 use autocoder_loop::request::{Contract, IoType};
 use autocoder_sandbox::{
     Env, EnvCache, EnvSpec, Input as SandboxInput, Limits, Outcome, PytestSpec, RunSpec, Sandbox,
@@ -42,6 +44,9 @@ pub(crate) struct Harness {
     pub(crate) test_runs: u32,
     pub(crate) script_runs: u32,
     pub(crate) last_report: Option<TestReport>,
+    /// The run's journal: environments and test runs are written to it, and a resumed run's
+    /// test runs are served from it.
+    pub(crate) journal: Arc<Journal>,
 }
 
 /// What a test run gave the model and the result.
@@ -67,6 +72,12 @@ impl Harness {
             .with_python(self.python.clone());
         let env = self.cache.ensure(&spec).await?;
         self.sandbox.prepare(&env).await?;
+        self.journal.record(&Line::Environment {
+            id: env.id.to_string(),
+            packages: all,
+            system_packages: system.into_iter().cloned().collect(),
+            resolved: env.resolved.clone(),
+        })?;
         self.env = Some(env.clone());
         Ok(env)
     }
@@ -132,6 +143,8 @@ impl Harness {
                 )));
             }
         };
+        // What decides the run's outcome: the files and pytest's extra arguments.
+        let digest = journal::digest(&[&solution, &tests, &args.join("\n")]);
         let mut files = vec![
             SourceFile::new(SOLUTION, solution),
             SourceFile::new(TESTS, tests),
@@ -153,14 +166,21 @@ impl Harness {
         self.test_runs += 1;
         let dir = self.runs_dir.join(format!("{}/sandbox", self.test_runs));
         std::fs::create_dir_all(&dir).map_err(AgentError::io("creating", &dir))?;
-        let report = match self.sandbox.run_pytest(&spec, &dir).await {
-            Ok(report) => report,
-            Err(SandboxError::PytestNoReport { exit_code, stderr }) => {
-                return Ok(not_ready(&format!(
-                    "pytest did not run (exit code {exit_code:?}):\n{stderr}"
-                )));
-            }
-            Err(e) => return Err(e.into()),
+        let report = if let Some(report) = self.journal.test_run(self.test_runs, &digest) {
+            report
+        } else {
+            let report = match self.sandbox.run_pytest(&spec, &dir).await {
+                Ok(report) => report,
+                Err(SandboxError::PytestNoReport { exit_code, stderr }) => {
+                    return Ok(not_ready(&format!(
+                        "pytest did not run (exit code {exit_code:?}):\n{stderr}"
+                    )));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            self.journal
+                .record_tests(self.test_runs, &digest, &report)?;
+            report
         };
         let text = describe_report(&report);
         let output = format!("{}{}", report.stdout, report.stderr);
@@ -280,5 +300,7 @@ fn describe_report(report: &TestReport) -> String {
     if report.tests.is_empty() && !report.all_passed() {
         let _ = write!(text, "\n\n{}{}", report.stdout, report.stderr);
     }
-    text
+    // Object addresses change from run to run: masked, the same failure reads the same (the
+    // model's prompt cache, recordings and resumed runs match).
+    autocoder_loop::reclassify::mask_addresses(&text)
 }

@@ -29,7 +29,7 @@ mod tools;
 mod turns;
 mod workspace;
 
-pub use agent::{SAMPLES_DIR, WORK_DIR, generate_agent};
+pub use agent::{SAMPLES_DIR, WORK_DIR, generate_agent, resume_agent};
 pub use error::AgentError;
 pub use options::{AgentOptions, ToolProtocol, default_context_tokens, is_local, output_chars_for};
 pub use tools::{ActionArguments, AgentAction, ToolName};

@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use autocoder_llm::{ModelSpec, Provider};
 use autocoder_loop::GenerateOptions;
+use autocoder_loop::journal::AgentRecord;
+
+use crate::AgentError;
 
 /// How the tools reach the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +110,42 @@ impl AgentOptions {
             tool_timeout: Duration::from_secs(300),
             policy: None,
         }
+    }
+
+    /// The agent's settings as the journal keeps them.
+    pub fn record(&self) -> AgentRecord {
+        AgentRecord {
+            max_turns: self.max_turns,
+            protocol: self.protocol.name().to_owned(),
+            context_tokens: self.context_tokens,
+            tool_output_chars: self.tool_output_chars,
+            run_timeout_seconds: self.run_timeout.as_secs(),
+            tool_timeout_seconds: self.tool_timeout.as_secs(),
+            policy: self.policy.clone(),
+        }
+    }
+
+    /// The options of a journaled run: `generate` (the journal's request) with `record`'s settings.
+    pub fn from_record(
+        generate: GenerateOptions,
+        record: &AgentRecord,
+    ) -> Result<Self, AgentError> {
+        let protocol = ToolProtocol::from_name(&record.protocol).ok_or_else(|| {
+            AgentError::InvalidRequest(format!(
+                "the journal names the tool protocol `{}`, which this autocoder does not have",
+                record.protocol
+            ))
+        })?;
+        Ok(Self {
+            generate,
+            max_turns: record.max_turns,
+            protocol,
+            context_tokens: record.context_tokens,
+            tool_output_chars: record.tool_output_chars,
+            run_timeout: Duration::from_secs(record.run_timeout_seconds),
+            tool_timeout: Duration::from_secs(record.tool_timeout_seconds),
+            policy: record.policy.clone(),
+        })
     }
 }
 

@@ -4,10 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
-use autocoder_llm::{CallStore, LlmClient, LlmError};
+use autocoder_llm::{LlmClient, LlmError};
 use autocoder_prompts::Prompts;
 use autocoder_sandbox::{
     Backend, Env, EnvCache, EnvSpec, ImportAnalysis, Input as SandboxInput, Interpreter, Outcome,
@@ -20,10 +19,11 @@ use crate::LoopError;
 use crate::answers::strip_code_fence;
 use crate::data::{self, DataOptions};
 use crate::edit::{Edit, apply_edits};
+use crate::env_cache::RunCache;
 use crate::fix_blocks::apply_fix_blocks;
 use crate::hand_written::hand_written_expectations;
 use crate::installable::keep_installable;
-use crate::journal::{Journal, JournalFile, Line, RequestRecord};
+use crate::journal::{self, Journal, JournalFile, Line, RequestRecord};
 use crate::options::{CacheMode, GenerateOptions};
 use crate::outcome_cache::run_pytest_or_reuse;
 use crate::prompt::{TaskView, render};
@@ -97,18 +97,6 @@ pub async fn resume(
     run(options, client, progress, Some(journal)).await
 }
 
-/// Takes a store off the client when the generation ends, however it ends.
-struct StoreGuard<'a> {
-    client: &'a LlmClient,
-    store: Arc<dyn CallStore>,
-}
-
-impl Drop for StoreGuard<'_> {
-    fn drop(&mut self) {
-        self.client.remove_store(&self.store);
-    }
-}
-
 /// What the live view shows before `action`.
 fn progress_of(session: &Session, action: &Action, started: Instant) -> Progress {
     Progress {
@@ -156,25 +144,6 @@ fn journal_routes(journal: &Journal, session: &Session) -> Result<(), LoopError>
     Ok(())
 }
 
-/// The run's journal, new or resumed, put on the client before any cache (a journaled answer
-/// stands for the call the run made); the guard takes it off again.
-fn open_journal<'a>(
-    options: &GenerateOptions,
-    client: &'a LlmClient,
-    resumed: Option<&JournalFile>,
-) -> Result<(Arc<Journal>, StoreGuard<'a>), LoopError> {
-    let journal = Arc::new(match resumed {
-        None => Journal::create(
-            &options.out_dir,
-            &RequestRecord::new(options, client.config()),
-        )?,
-        Some(file) => Journal::resume(file)?,
-    });
-    let store: Arc<dyn CallStore> = journal.clone();
-    client.add_store_first(store.clone());
-    Ok((journal, StoreGuard { client, store }))
-}
-
 async fn run(
     options: &GenerateOptions,
     client: &LlmClient,
@@ -192,13 +161,15 @@ async fn run(
     sandbox.check()?;
     let python_spec = crate::options::python_spec(options.sandbox.python.as_deref()).await?;
     let run_dir = RunDir::create(&options.out_dir)?;
-    let (journal, _store) = open_journal(options, client, resumed)?;
+    let (journal, _store) = journal::open(
+        &options.out_dir,
+        &RequestRecord::new(options, client.config()),
+        client,
+        resumed,
+    )?;
     let interpreter = probe_interpreter(&journal, &python_spec.command()).await?;
-    let throwaway_cache = tempfile::tempdir_in(&options.out_dir).ok();
-    let cache = env_cache(
-        options,
-        throwaway_cache.as_ref().map(tempfile::TempDir::path),
-    );
+    let run_cache = RunCache::new(options);
+    let cache = run_cache.cache().clone();
 
     let data = data::build(
         &contract,
@@ -447,20 +418,6 @@ pub(crate) fn usage_by_step(client: &LlmClient) -> BTreeMap<String, StepUsage> {
             (step, usage)
         })
         .collect()
-}
-
-/// The environment cache: the configured one, or a throwaway one with `--cache disable`.
-fn env_cache(options: &GenerateOptions, throwaway: Option<&Path>) -> EnvCache {
-    match (options.sandbox.cache, throwaway) {
-        (CacheMode::Disable, Some(dir)) => EnvCache::new(dir),
-        _ => EnvCache::new(
-            options
-                .sandbox
-                .cache_dir
-                .clone()
-                .unwrap_or_else(EnvCache::default_dir),
-        ),
-    }
 }
 
 fn absolute(path: &Path) -> PathBuf {

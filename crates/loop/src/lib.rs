@@ -8,6 +8,7 @@
 pub mod answers;
 pub mod data;
 pub mod edit;
+pub mod env_cache;
 mod error;
 mod fix_blocks;
 mod generate;

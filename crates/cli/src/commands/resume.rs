@@ -1,12 +1,14 @@
 //! `autocoder resume RUN_DIR`: continues an interrupted generation from its journal
 //! (`RUN_DIR/journal.jsonl`). Every option comes from the journal; given again, only the safe
 //! ones override it: timeouts, the live view, `--max-iterations` upwards, the API base, and the
-//! `--env` values the journal redacted.
+//! `--env` values the journal redacted. A run of `generate --agent` resumes as an agent run; a
+//! run that was recording its model calls (`--record`) ends with the whole recording.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use autocoder_agent::{AgentOptions, generate_agent, resume_agent};
 use autocoder_llm::LlmClient;
 use autocoder_loop::journal::{self, JournalFile};
 use autocoder_loop::{Progress, generate, resume};
@@ -102,12 +104,8 @@ pub(crate) async fn run(args: ResumeArgs, global: &GlobalArgs) -> anyhow::Result
     if let Some(base) = &args.api_base {
         config.api_base = Some(base.clone());
     }
-    if let Some(record) = config.record.take() {
-        tracing::warn!(
-            "the run recorded its model calls to {}; a resumed run does not continue the recording",
-            record.display()
-        );
-    }
+    // A recording (`--record`) is written again from the start: the journaled answers are
+    // recorded as they are served, then the new ones, so it ends as an uninterrupted run's.
     config.conversation_log = Some(run_dir.join("conversation.jsonl"));
     let client = LlmClient::new(config)?;
     crate::commands::cache::install(&client, &args.model_cache)?;
@@ -122,10 +120,22 @@ pub(crate) async fn run(args: ResumeArgs, global: &GlobalArgs) -> anyhow::Result
             bar.set_message(status);
         }
     };
-    let result = if args.force {
-        generate(&options, &client, &on_progress).await
-    } else {
-        resume(&options, &client, &file, &on_progress).await
+    let result = match &request.agent {
+        Some(agent) => {
+            let options = AgentOptions::from_record(options, agent)?;
+            if args.force {
+                generate_agent(&options, &client, &on_progress).await
+            } else {
+                resume_agent(&options, &client, &file, &on_progress).await
+            }
+            .map_err(anyhow::Error::from)
+        }
+        None if args.force => generate(&options, &client, &on_progress)
+            .await
+            .map_err(anyhow::Error::from),
+        None => resume(&options, &client, &file, &on_progress)
+            .await
+            .map_err(anyhow::Error::from),
     };
     if let Some(bar) = &live {
         bar.finish_and_clear();

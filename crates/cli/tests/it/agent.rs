@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 
 use crate::scripted::{SALES_SCRIPT, SALES_TESTS, autocoder_in};
 
-fn call(tool: &str, arguments: Value) -> Entry {
+/// The model's answer calling `tool` with `arguments` (native tool calls).
+pub(crate) fn call(tool: &str, arguments: Value) -> Entry {
     Entry::step(
         "agent",
         Reply::ToolCalls(vec![ScriptToolCall {

@@ -11,6 +11,7 @@ use std::process::Output;
 use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
 use serde_json::{Value, json};
 
+use crate::agent::call;
 use crate::scripted::autocoder_in;
 
 const KILL_VAR: &str = "AUTOCODER_TEST_KILL_AFTER_JOURNAL_LINES";
@@ -105,6 +106,55 @@ fn entries() -> Vec<Entry> {
         )
         .with_usage(700, 70),
     ]
+}
+
+/// A generation to kill and resume: the server's answers and the command line for its URL.
+struct Scenario {
+    entries: fn() -> Vec<Entry>,
+    args: fn(&str) -> Vec<String>,
+}
+
+/// The pipeline's three-iteration run.
+const PIPELINE: Scenario = Scenario {
+    entries,
+    args: generate_args,
+};
+
+/// The same task in agent mode: a wrong script and its test, a failing test run, an edit, a
+/// passing run, and `finish` (which runs the tests once more).
+const AGENT: Scenario = Scenario {
+    entries: agent_entries,
+    args: agent_args,
+};
+
+fn agent_entries() -> Vec<Entry> {
+    [
+        call(
+            "write_file",
+            json!({"path": "solution.py", "content": SCRIPT.replace("BUG", BAD)}),
+        ),
+        call(
+            "write_file",
+            json!({"path": "test_solution.py", "content": tests("25.5")}),
+        ),
+        call("run_tests", json!({})),
+        call(
+            "edit_file",
+            json!({"path": "solution.py", "find": BAD, "replace": GOOD}),
+        ),
+        call("run_tests", json!({})),
+        call("finish", json!({"summary": "qty * price, summed"})),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, entry)| entry.with_usage(100 * (i as u64 + 1), 10))
+    .collect()
+}
+
+fn agent_args(base: &str) -> Vec<String> {
+    let mut args = generate_args(base);
+    args.extend(["--agent", "--tool-protocol", "native", "--max-turns", "10"].map(str::to_owned));
+    args
 }
 
 /// A working directory with the sample.
@@ -231,17 +281,20 @@ struct Uninterrupted {
     journal: Vec<Value>,
 }
 
-async fn uninterrupted() -> Uninterrupted {
-    let server = ScriptedServer::start(Script::new(entries())).await.unwrap();
+async fn uninterrupted(scenario: &Scenario) -> Uninterrupted {
+    let server = ScriptedServer::start(Script::new((scenario.entries)()))
+        .await
+        .unwrap();
     let dir = workdir();
     let out = run_blocking(
         dir.path().to_owned(),
-        generate_args(&server.base_url()),
+        (scenario.args)(&server.base_url()),
         Vec::new(),
     )
     .await;
     assert!(out.status.success(), "{}", stderr(&out));
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["success"], true, "{result:#}");
     assert_eq!(result["attempts"], 3, "{result:#}");
     Uninterrupted {
         result: normalised(&result, dir.path()),
@@ -251,12 +304,14 @@ async fn uninterrupted() -> Uninterrupted {
 }
 
 /// Kills a generation after `lines` journal lines; returns the server and the directory.
-async fn killed_after(lines: usize) -> (ScriptedServer, tempfile::TempDir) {
-    let server = ScriptedServer::start(Script::new(entries())).await.unwrap();
+async fn killed_after(scenario: &Scenario, lines: usize) -> (ScriptedServer, tempfile::TempDir) {
+    let server = ScriptedServer::start(Script::new((scenario.entries)()))
+        .await
+        .unwrap();
     let dir = workdir();
     let out = run_blocking(
         dir.path().to_owned(),
-        generate_args(&server.base_url()),
+        (scenario.args)(&server.base_url()),
         vec![(KILL_VAR.to_owned(), lines.to_string())],
     )
     .await;
@@ -278,24 +333,43 @@ async fn resume(dir: &Path, extra: &[&str]) -> Output {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_killed_after_any_kind_of_step_resumes_without_asking_or_running_again() {
-    let whole = uninterrupted().await;
+    kill_after_each_kind_and_resume(
+        &PIPELINE,
+        &[
+            "header",
+            "memo",
+            "model plan",
+            "model code",
+            "model tests",
+            "environment",
+            "tests",
+            "model diagnose",
+            "routes",
+            "model fix_code",
+            "event fix code",
+            "model fix_tests",
+            "event fix tests",
+            "finish",
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_run_killed_after_any_kind_of_step_resumes_without_asking_or_running_again() {
+    kill_after_each_kind_and_resume(
+        &AGENT,
+        &["header", "model agent", "environment", "tests", "finish"],
+    )
+    .await;
+}
+
+/// Kills the scenario's run right after the first journal line of each kind, the second test
+/// run and the last line; each resumed run asks nothing twice and ends as the uninterrupted one.
+async fn kill_after_each_kind_and_resume(scenario: &Scenario, expected_kinds: &[&str]) {
+    let whole = uninterrupted(scenario).await;
     let kinds: Vec<String> = whole.journal.iter().map(what).collect();
-    for expected in [
-        "header",
-        "memo",
-        "model plan",
-        "model code",
-        "model tests",
-        "environment",
-        "tests",
-        "model diagnose",
-        "routes",
-        "model fix_code",
-        "event fix code",
-        "model fix_tests",
-        "event fix tests",
-        "finish",
-    ] {
+    for &expected in expected_kinds {
         assert!(
             kinds.iter().any(|k| k == expected),
             "{expected} missing from {kinds:?}"
@@ -317,7 +391,7 @@ async fn a_run_killed_after_any_kind_of_step_resumes_without_asking_or_running_a
     points.insert(second_run.unwrap().0 + 1);
     points.insert(kinds.len());
     for lines in points {
-        let (server, dir) = killed_after(lines).await;
+        let (server, dir) = killed_after(scenario, lines).await;
         let out = resume(dir.path(), &[]).await;
         let after = format!("killed after line {lines} ({})", kinds[lines - 1]);
         assert!(out.status.success(), "{after}: {}", stderr(&out));
@@ -344,7 +418,7 @@ async fn a_run_killed_after_any_kind_of_step_resumes_without_asking_or_running_a
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cut_last_line_is_dropped_and_the_run_resumes() {
-    let (server, dir) = killed_after(3).await;
+    let (server, dir) = killed_after(&PIPELINE, 3).await;
     let path = dir.path().join("run/journal.jsonl");
     let mut text = std::fs::read_to_string(&path).unwrap();
     text.push_str(r#"{"kind":"model","index":2,"step":"tes"#);
@@ -360,7 +434,7 @@ async fn a_cut_last_line_is_dropped_and_the_run_resumes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_journal_of_another_version_or_a_damaged_one_is_refused() {
-    let (server, dir) = killed_after(3).await;
+    let (server, dir) = killed_after(&PIPELINE, 3).await;
     let path = dir.path().join("run/journal.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let asked = server.requests().len();
@@ -446,12 +520,96 @@ async fn env_values_are_redacted_and_given_again_on_resume() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn max_iterations_may_only_grow_on_resume() {
-    let (_server, dir) = killed_after(1).await;
+    let (_server, dir) = killed_after(&PIPELINE, 1).await;
     let out = resume(dir.path(), &["--max-iterations", "2"]).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("--max-iterations 2"),
         "{}",
         stderr(&out)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recording_killed_halfway_is_whole_after_the_resume() {
+    let server = ScriptedServer::start(Script::new(entries())).await.unwrap();
+    let dir = workdir();
+    let mut args = generate_args(&server.base_url());
+    args.extend(["--record".to_owned(), "cassette.jsonl".to_owned()]);
+    let out = run_blocking(
+        dir.path().to_owned(),
+        args.clone(),
+        vec![(KILL_VAR.to_owned(), "7".to_owned())],
+    )
+    .await;
+    assert!(!out.status.success(), "the hook kills the run");
+    let out = resume(dir.path(), &[]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), entries().len());
+    let recorded = std::fs::read_to_string(dir.path().join("cassette.jsonl")).unwrap();
+    assert_eq!(recorded.lines().count(), entries().len(), "{recorded}");
+
+    // The recording alone replays the whole run: no server, no key.
+    let at = args.iter().position(|a| a == "--record").unwrap();
+    args[at] = "--replay".to_owned();
+    let out_at = args.iter().position(|a| a == "--out").unwrap();
+    args[out_at + 1] = "replayed".to_owned();
+    let base_at = args.iter().position(|a| a == "--api-base").unwrap();
+    args[base_at + 1] = "http://127.0.0.1:9/v1".to_owned();
+    let out = run_blocking(dir.path().to_owned(), args, Vec::new()).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["success"], true, "{result:#}");
+    assert_eq!(result["attempts"], 3, "{result:#}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_throwaway_environment_outlives_a_kill_and_is_removed_at_the_end() {
+    let server = ScriptedServer::start(Script::new(entries())).await.unwrap();
+    let dir = workdir();
+    let mut args = generate_args(&server.base_url());
+    args.extend(["--cache".to_owned(), "disable".to_owned()]);
+    let whole = uninterrupted(&PIPELINE).await;
+    let kinds: Vec<String> = whole.journal.iter().map(what).collect();
+    let after_tests = kinds.iter().position(|k| k == "tests").unwrap() + 1;
+    let out = run_blocking(
+        dir.path().to_owned(),
+        args,
+        vec![(KILL_VAR.to_owned(), after_tests.to_string())],
+    )
+    .await;
+    assert!(
+        !out.status.success() && out.status.code().is_none(),
+        "the hook kills the run: {}",
+        stderr(&out)
+    );
+    let throwaway = dir.path().join("run/.env-cache");
+    let built = std::fs::read_dir(&throwaway).map_or(0, Iterator::count);
+    assert!(
+        built > 0,
+        "the killed run's environment is kept for the resume"
+    );
+    let out = run_blocking(
+        dir.path().to_owned(),
+        ["resume", "run", "--json"].map(str::to_owned).to_vec(),
+        vec![("RUST_LOG".to_owned(), "autocoder_sandbox=debug".to_owned())],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("environment cache hit")
+            && !stderr(&out).contains("building a new environment"),
+        "the resumed run reuses the throwaway environment:\n{}",
+        stderr(&out)
+    );
+    let journal = journal_lines(dir.path());
+    assert_eq!(
+        journal.iter().filter(|l| what(l) == "environment").count(),
+        1,
+        "the environment line is not written twice"
+    );
+    assert!(
+        !throwaway.exists(),
+        "the throwaway environment is removed when the run ends"
     );
 }

@@ -5,6 +5,7 @@
 //! `autocoder resume` reads it back ([`read`]) and re-runs the generation with every journaled
 //! model answer and test run served from it ([`Journal`]), so nothing paid for is paid again.
 
+mod attach;
 mod request;
 #[cfg(test)]
 mod tests;
@@ -17,7 +18,8 @@ use autocoder_sandbox::TestReport;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use request::{ModelRecord, REDACTED, RequestRecord, SandboxRecord};
+pub use attach::{StoreGuard, open};
+pub use request::{AgentRecord, ModelRecord, REDACTED, RequestRecord, SandboxRecord};
 pub use writer::{Journal, KILL_AFTER_LINES_VAR};
 
 use crate::session::{Event, Finish, RoutedFailure};
@@ -289,8 +291,8 @@ pub fn read(run_dir: &Path) -> Result<JournalFile, JournalError> {
     })
 }
 
-/// SHA-256 of `parts`, each length-prefixed, as hex.
-pub(crate) fn digest(parts: &[&str]) -> String {
+/// SHA-256 of `parts`, each length-prefixed, as hex (a test run's files, a memo's inputs).
+pub fn digest(parts: &[&str]) -> String {
     use sha2::{Digest as _, Sha256};
     use std::fmt::Write as _;
     let mut hasher = Sha256::new();

@@ -59,6 +59,28 @@ pub struct RequestRecord {
     /// What prompts show of the samples (`--sample-rows`, `--context-tokens`): rows and tokens.
     #[serde(default)]
     pub shown: Option<(usize, usize)>,
+    /// Agent mode's settings, for a run of `generate --agent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentRecord>,
+}
+
+/// The settings of an agent-mode run (`generate --agent`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentRecord {
+    /// Model turns at most.
+    pub max_turns: u32,
+    /// `native` or `json`.
+    pub protocol: String,
+    /// The model's context window, tokens.
+    pub context_tokens: usize,
+    /// Characters of a tool's result shown to the model.
+    pub tool_output_chars: usize,
+    /// Wall-clock limit of the whole run, seconds.
+    pub run_timeout_seconds: u64,
+    /// Wall-clock limit of one tool call, seconds.
+    pub tool_timeout_seconds: u64,
+    /// The command policy file replacing the shipped one.
+    pub policy: Option<PathBuf>,
 }
 
 /// The sandbox options (`--env` values redacted).
@@ -225,6 +247,7 @@ impl RequestRecord {
             },
             name: options.name.clone(),
             shown: options.shown.map(|s| (s.rows, s.context_tokens)),
+            agent: None,
         }
     }
 
