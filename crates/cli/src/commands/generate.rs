@@ -453,8 +453,15 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
     };
     let result = if args.agent.agent {
         let base = args.model.api_base.as_deref();
-        crate::commands::agent_mode::generate(&args.agent, options, base, &client, &on_progress)
-            .await
+        // Boxed: the agent's future is large (clippy::large_futures).
+        Box::pin(crate::commands::agent_mode::generate(
+            &args.agent,
+            options,
+            base,
+            &client,
+            &on_progress,
+        ))
+        .await
     } else {
         generate(&options, &client, &on_progress)
             .await
