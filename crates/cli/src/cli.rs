@@ -4,9 +4,9 @@
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    cache::CacheArgs, completions::CompletionsArgs, eval::EvalArgs, generate::GenerateArgs,
-    policy::PolicyArgs, profile::ProfileArgs, resume::ResumeArgs, run::RunArgs,
-    sandbox::SandboxArgs, schema::SchemaArgs,
+    cache::CacheArgs, completions::CompletionsArgs, eval::EvalArgs, export::ExportArgs,
+    generate::GenerateArgs, policy::PolicyArgs, profile::ProfileArgs, resume::ResumeArgs,
+    run::RunArgs, sandbox::SandboxArgs, schema::SchemaArgs,
 };
 
 /// Turn a plain-language task plus sample data into a tested Python script.
@@ -62,6 +62,9 @@ pub(crate) enum Command {
     /// Run a generated script (a run directory) on new data.
     #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
+    /// Take a generated script (a run directory) elsewhere: a self-contained folder.
+    #[command(after_help = EXIT_CODES)]
+    Export(ExportArgs),
     /// Score a model on a task suite: generate each task per seed, run the scripts on held-out
     /// data, compare with the reference outputs, print the table and write `eval.json`.
     #[command(after_help = EVAL_EXIT_CODES)]

@@ -444,22 +444,34 @@ pub(crate) fn render_conftest(
     contract: &Contract,
     options: &GenerateOptions,
 ) -> Result<String, LoopError> {
-    let output_types: BTreeMap<&str, &str> = contract
-        .outputs
-        .iter()
-        .map(|o| (o.name.as_str(), o.ty.name()))
-        .collect();
     let defaults: BTreeMap<&str, &str> = contract
         .inputs
         .iter()
         .filter_map(|i| Some((i.name.as_str(), i.mount.as_deref()?)))
         .collect();
-    let input_names: Vec<&str> = contract.inputs.iter().map(|i| i.name.as_str()).collect();
     let timeout = options.sandbox.limits.wall_timeout.as_secs().max(1);
+    render_conftest_at(prompts, contract, timeout, OUTPUTS_DIR, &defaults)
+}
+
+/// `conftest.py` for a script whose outputs go to `outputs_dir` and whose inputs default to
+/// `defaults` (name -> path), runs cut at `timeout` seconds.
+pub(crate) fn render_conftest_at(
+    prompts: &Prompts,
+    contract: &Contract,
+    timeout: u64,
+    outputs_dir: &str,
+    defaults: &BTreeMap<&str, &str>,
+) -> Result<String, LoopError> {
+    let output_types: BTreeMap<&str, &str> = contract
+        .outputs
+        .iter()
+        .map(|o| (o.name.as_str(), o.ty.name()))
+        .collect();
+    let input_names: Vec<&str> = contract.inputs.iter().map(|i| i.name.as_str()).collect();
     Ok(prompts.render(
         "harness/conftest.py.j2",
         json!({
-            "outputs_dir": OUTPUTS_DIR,
+            "outputs_dir": outputs_dir,
             "timeout_seconds": timeout,
             "output_types": output_types,
             "default_arguments": defaults,

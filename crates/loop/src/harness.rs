@@ -27,6 +27,18 @@ pub fn conftest(
     crate::generate::render_conftest(prompts, contract, options)
 }
 
+/// `conftest.py` for the script outside the sandbox: outputs under `outputs_dir`, inputs
+/// defaulting to `defaults` (name -> path), each run cut at `timeout_seconds`.
+pub fn conftest_at(
+    prompts: &Prompts,
+    contract: &Contract,
+    timeout_seconds: u64,
+    outputs_dir: &str,
+    defaults: &BTreeMap<&str, &str>,
+) -> Result<String, LoopError> {
+    crate::generate::render_conftest_at(prompts, contract, timeout_seconds, outputs_dir, defaults)
+}
+
 /// `test_contract.py`: the script runs on the samples and writes its declared outputs (`None`
 /// when an input has no sample to default to).
 pub fn contract_test(

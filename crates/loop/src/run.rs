@@ -29,6 +29,15 @@ pub struct RunOptions {
     pub out_dir: Option<PathBuf>,
 }
 
+/// The argument that tells a generated script where to write its outputs.
+pub const OUTPUTS_DIR_FLAG: &str = "--outputs-dir";
+
+/// Whether `script` takes [`OUTPUTS_DIR_FLAG`]; scripts generated before it existed write to the
+/// hard-wired `/var/outputs`, which only the sandbox and the exported image have.
+pub fn takes_outputs_dir(script: &str) -> bool {
+    script.contains(OUTPUTS_DIR_FLAG)
+}
+
 /// Parses a user's value for an input of type `ty`.
 fn parse_input(name: &str, ty: IoType, text: &str) -> Result<Value, LoopError> {
     match ty {

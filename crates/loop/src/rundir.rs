@@ -298,7 +298,7 @@ impl RunDir {
         if !result.tests.is_empty() {
             self.write("test_solution.py", result.tests.as_bytes())?;
         }
-        let (script, tests) = requirements(result);
+        let (script, tests) = requirement_files(result);
         self.write("requirements.txt", script.as_bytes())?;
         self.write("requirements-test.txt", tests.as_bytes())?;
         for (name, schema) in &result.schemas {
@@ -319,29 +319,41 @@ impl RunDir {
     }
 }
 
-/// `requirements.txt` (the script's own packages, at their resolved versions) and
-/// `requirements-test.txt` (that file, then every other distribution of the test environment).
-fn requirements(result: &GenerationResult) -> (String, String) {
+/// The script's own packages at the versions its tests passed with (`name==version`), in the
+/// order the environment resolved them; empty for a standard-library script.
+pub fn script_requirements(result: &GenerationResult) -> Vec<String> {
     let direct: std::collections::BTreeSet<String> = result
         .packages
         .iter()
         .map(|p| distribution_key(p))
         .collect();
+    result
+        .environment
+        .resolved
+        .iter()
+        .filter(|(name, _)| direct.contains(&distribution_key(name)))
+        .map(|(name, version)| format!("{name}=={version}"))
+        .collect()
+}
+
+/// `requirements.txt` (the script's own packages, at their resolved versions) and
+/// `requirements-test.txt` (that file, then every other distribution of the test environment).
+pub fn requirement_files(result: &GenerationResult) -> (String, String) {
+    let own = script_requirements(result);
     let mut script =
         String::from("# What solution.py needs, at the versions its tests passed with.\n");
     let mut tests = String::from(
         "# The test environment: solution.py's requirements, then pytest and the rest.\n-r requirements.txt\n",
     );
-    let mut any = false;
+    for requirement in &own {
+        let _ = writeln!(script, "{requirement}");
+    }
     for (name, version) in &result.environment.resolved {
-        if direct.contains(&distribution_key(name)) {
-            any = true;
-            let _ = writeln!(script, "{name}=={version}");
-        } else {
+        if !own.contains(&format!("{name}=={version}")) {
             let _ = writeln!(tests, "{name}=={version}");
         }
     }
-    if !any {
+    if own.is_empty() {
         script = String::from("# solution.py needs only the Python standard library.\n");
     }
     (script, tests)
@@ -412,7 +424,7 @@ mod tests {
             },
             ..GenerationResult::default()
         };
-        let (script, tests) = requirements(&result);
+        let (script, tests) = requirement_files(&result);
         assert_eq!(
             script,
             "# solution.py needs only the Python standard library.\n"

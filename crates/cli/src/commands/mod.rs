@@ -10,6 +10,7 @@ pub(crate) mod cache;
 pub(crate) mod completions;
 pub(crate) mod constraint;
 pub(crate) mod eval;
+pub(crate) mod export;
 pub(crate) mod generate;
 pub(crate) mod input;
 pub(crate) mod policy;
@@ -34,6 +35,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sandbox(args) => {
             exit_code(runtime()?.block_on(cancel_on_signal(sandbox::run(args))))
         }
+        Command::Export(args) => exit_code(export::run(&args)),
         Command::Cache(args) => exit_code(cache::run(&args)),
         Command::Policy(args) => exit_code(policy::run(args)),
         Command::Eval(args) => {

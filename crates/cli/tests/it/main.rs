@@ -11,6 +11,7 @@ mod conventions;
 mod errors;
 mod eval;
 mod examples;
+mod export;
 mod formats;
 mod generate;
 mod human;
