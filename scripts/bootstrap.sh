@@ -4,6 +4,9 @@
 #   ensure_rust              cargo on PATH, through rustup when absent
 #   ensure_test_python       a venv at target/test-python with scripts/requirements-test.txt;
 #                            exports AUTOCODER_TEST_PYTHON and puts its bin/ (uv) on PATH
+#   ensure_flyte_python      a venv at target/flyte-python with scripts/requirements-flyte.txt
+#                            (after ensure_test_python: built with its uv); exports
+#                            AUTOCODER_FLYTE_PYTHON
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -73,4 +76,17 @@ ensure_test_python() {
   fi
   export AUTOCODER_TEST_PYTHON="$TEST_PYTHON_DIR/bin/python"
   export PATH="$TEST_PYTHON_DIR/bin:$PATH"
+}
+
+FLYTE_PYTHON_DIR="$ROOT/target/flyte-python"
+
+ensure_flyte_python() {
+  local req="$ROOT/scripts/requirements-flyte.txt" stamp="$FLYTE_PYTHON_DIR/.requirements"
+  if ! cmp -s "$req" "$stamp"; then
+    say "installing the Flyte SDK into $FLYTE_PYTHON_DIR ($req)"
+    uv venv -q --allow-existing --python "$AUTOCODER_TEST_PYTHON" "$FLYTE_PYTHON_DIR"
+    uv pip install -q --python "$FLYTE_PYTHON_DIR/bin/python" -r "$req"
+    cp "$req" "$stamp"
+  fi
+  export AUTOCODER_FLYTE_PYTHON="$FLYTE_PYTHON_DIR/bin/python"
 }

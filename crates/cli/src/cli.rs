@@ -62,7 +62,8 @@ pub(crate) enum Command {
     /// Run a generated script (a run directory) on new data.
     #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
-    /// Take a generated script (a run directory) elsewhere: a self-contained folder.
+    /// Take a generated script (a run directory) elsewhere: a self-contained folder, a Flyte
+    /// task module.
     #[command(after_help = EXIT_CODES)]
     Export(ExportArgs),
     /// Score a model on a task suite: generate each task per seed, run the scripts on held-out

@@ -1,4 +1,4 @@
-//! `autocoder export RUN_DIR --to DIR`: takes a generated script out of its run directory.
+//! `autocoder export RUN_DIR --to DIR | --flyte DIR`: takes a generated script out of its run directory.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -18,6 +18,11 @@ pub(crate) struct ExportArgs {
     /// exact command line and each input and output with its type.
     #[arg(long, value_name = "DIR", group = "target")]
     to: Option<PathBuf>,
+    /// A Flyte task module (Flyte SDK 2.x) in a new or empty folder: a `TaskEnvironment` named
+    /// after the run, its image built from the run's requirements and system packages, its
+    /// resources the run's limits, one task typed as the script's inputs and outputs.
+    #[arg(long, value_name = "DIR", group = "target")]
+    flyte: Option<PathBuf>,
     /// Export even though the generation failed.
     #[arg(long)]
     force: bool,
@@ -29,6 +34,14 @@ pub(crate) fn run(args: &ExportArgs) -> anyhow::Result<i32> {
     if let Some(dir) = &args.to {
         autocoder_export::to_folder(&run, dir)?;
         writeln!(text, "folder: {}", dir.display())?;
+    }
+    if let Some(dir) = &args.flyte {
+        autocoder_export::to_flyte(&run, dir)?;
+        writeln!(
+            text,
+            "flyte: {}",
+            dir.join(autocoder_export::FLYTE_MODULE).display()
+        )?;
     }
     write_stdout(&text)?;
     Ok(0)

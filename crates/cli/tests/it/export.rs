@@ -246,3 +246,118 @@ async fn a_script_with_hard_wired_outputs_is_refused_with_the_way_out() {
     );
     assert!(!dir.join("exported").exists());
 }
+
+/// The Python with the Flyte SDK, as set up by `scripts/test`.
+fn flyte_python() -> std::path::PathBuf {
+    std::env::var_os("AUTOCODER_FLYTE_PYTHON")
+        .expect("AUTOCODER_FLYTE_PYTHON must name a Python with the Flyte SDK: run scripts/test")
+        .into()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_flyte_task_runs_locally_with_the_outputs_of_autocoder_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    generated(dir).await;
+    let out = autocoder_in(dir, &["export", "run", "--flyte", "flyte"], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let folder = dir.join("flyte");
+    for file in [
+        "task.py",
+        "solution.py",
+        "requirements.txt",
+        "README.md",
+        "samples/sales.csv",
+    ] {
+        assert!(folder.join(file).is_file(), "{file} is missing");
+    }
+    // Flyte's local mode, through the module's own command line; it keeps its run records
+    // under HOME.
+    let ran = Command::new(flyte_python())
+        .args(["task.py", "--sales"])
+        .arg(dir.join("more.csv"))
+        .args(["--min_qty", "2"])
+        .current_dir(&folder)
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&ran.stdout);
+    assert!(
+        ran.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let json_start = stdout
+        .find("{\n")
+        .unwrap_or_else(|| panic!("no JSON in {stdout}"));
+    let mut outputs: Value = serde_json::from_str(&stdout[json_start..]).unwrap();
+    let path = outputs["by_region.csv"].as_str().unwrap().to_owned();
+    outputs["by_region.csv"] = json!(std::fs::read_to_string(path).unwrap());
+    assert_eq!(outputs, run_outputs(dir));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_flyte_module_names_the_runs_packages_limits_and_types() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    generated(dir).await;
+    // As if the script needed pandas and jq: what the image must then hold.
+    let path = dir.join("run/result.json");
+    let mut result: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    result["packages"] = json!(["pandas"]);
+    result["system_packages"] = json!(["jq"]);
+    result["environment"]["resolved"] =
+        json!([["numpy", "2.3.0"], ["pandas", "3.1.1"], ["pytest", "9.2.0"]]);
+    std::fs::write(&path, serde_json::to_vec(&result).unwrap()).unwrap();
+    let out = autocoder_in(dir, &["export", "run", "--flyte", "flyte"], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let probe = r#"
+import inspect, json, sys
+sys.path.insert(0, ".")
+import task
+layers = task.env.image._layers
+print(json.dumps({
+    "env": task.env.name,
+    "cpu": task.env.resources.cpu,
+    "memory": task.env.resources.memory,
+    "apt": [p for layer in layers if type(layer).__name__ == "AptPackages" for p in layer.packages],
+    "pip": [p for layer in layers if type(layer).__name__ == "PipPackages" for p in layer.packages],
+    "python": list(task.env.image.python_version or []) if hasattr(task.env.image, "python_version") else None,
+    "inputs": {k: str(v.annotation) for k, v in inspect.signature(task.sales_totals.func).parameters.items()},
+    "outputs": {k: str(v) for k, v in task.Outputs.__annotations__.items()},
+}))
+"#;
+    let probed = Command::new(flyte_python())
+        .args(["-c", probe])
+        .current_dir(dir.join("flyte"))
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        probed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&probed.stderr)
+    );
+    let spec: Value = serde_json::from_slice(&probed.stdout).unwrap();
+    assert_eq!(spec["env"], "sales_totals");
+    assert_eq!(spec["cpu"], 1.0);
+    assert_eq!(spec["memory"], "4Gi");
+    assert_eq!(spec["apt"], json!(["jq"]));
+    assert_eq!(spec["pip"], json!(["pandas==3.1.1"]));
+    assert_eq!(
+        spec["inputs"],
+        json!({"sales": "<class 'flyte.io._file.File'>", "min_qty": "<class 'int'>"})
+    );
+    assert_eq!(
+        spec["outputs"],
+        json!({"total": "<class 'float'>", "by_region_csv": "<class 'flyte.io._file.File'>"})
+    );
+}
