@@ -63,7 +63,7 @@ pub(crate) enum Command {
     #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
     /// Take a generated script (a run directory) elsewhere: a self-contained folder, a Flyte
-    /// task module.
+    /// task module, a container image.
     #[command(after_help = EXIT_CODES)]
     Export(ExportArgs),
     /// Score a model on a task suite: generate each task per seed, run the scripts on held-out

@@ -95,20 +95,12 @@ pub async fn run(
     }
     let sandbox = Sandbox::new(options.sandbox.backend);
     sandbox.check()?;
-    let python = options
-        .sandbox
-        .python
-        .as_deref()
-        .or(result.environment.python.as_deref());
-    let spec = EnvSpec::new(&result.packages)?
-        .with_system_packages(&result.system_packages)?
-        .with_python(crate::options::python_spec(python).await?);
     let throwaway = tempfile::tempdir().map_err(|source| SandboxError::Io {
         action: "creating a temporary environment cache in",
         path: std::env::temp_dir(),
         source,
     })?;
-    let env = ensure_env(&options.sandbox, &spec, throwaway.path()).await?;
+    let env = result_env(&result, &options.sandbox, throwaway.path()).await?;
     let script = run_dir.join("solution.py");
     let work = autocoder_sandbox::temp_dir("run")?;
     let mut spec = RunSpec::new(env, &script, work.path())?;
@@ -169,6 +161,24 @@ pub async fn run(
         OutcomeCache::new(OutcomeCache::default_dir()).keep_run(&key, &outcome);
     }
     Ok((result, outcome))
+}
+
+/// The environment `result`'s tests passed in (its packages, system packages and interpreter;
+/// `options.python` overrides the interpreter), found or built as `options.cache` says; a
+/// disabled cache builds it in `throwaway`.
+pub async fn result_env(
+    result: &GenerationResult,
+    options: &SandboxOptions,
+    throwaway: &Path,
+) -> Result<autocoder_sandbox::Env, LoopError> {
+    let python = options
+        .python
+        .as_deref()
+        .or(result.environment.python.as_deref());
+    let spec = EnvSpec::new(&result.packages)?
+        .with_system_packages(&result.system_packages)?
+        .with_python(crate::options::python_spec(python).await?);
+    Ok(ensure_env(options, &spec, throwaway).await?)
 }
 
 /// The environment as `--cache` says: reused from the cache (`auto`), rebuilt in it

@@ -194,14 +194,14 @@ fn venv_config(env: &Env) -> Result<String, SandboxError> {
 }
 
 /// A host directory copied into an image at another path.
-struct Copy<'a> {
-    from: &'a Path,
-    to: &'a Path,
+pub(crate) struct Copy<'a> {
+    pub(crate) from: &'a Path,
+    pub(crate) to: &'a Path,
     /// Absolute link targets to rewrite: (host prefix, prefix in the image).
-    links: Vec<(&'a Path, &'a Path)>,
-    excludes: Vec<PathBuf>,
+    pub(crate) links: Vec<(&'a Path, &'a Path)>,
+    pub(crate) excludes: Vec<PathBuf>,
     /// A `pyvenv.cfg` to put in place of the copied one.
-    config: Option<String>,
+    pub(crate) config: Option<String>,
 }
 
 /// `tag` = `from` plus a copy of the host directory `path` at the same place, built once (under a
@@ -232,22 +232,31 @@ async fn ensure_layer(
     let stale = image_id(docker, tag).await;
     tracing::info!(image = tag, from, path = %path.display(), "building a Docker image");
     let tar_file = pack(cfg, &slug, copy).await?;
-    let id = commit_copy(docker, from, tag, &slug, tar_file.path(), want).await?;
+    let config = ContainerConfig {
+        labels: Some(want),
+        ..Default::default()
+    };
+    let id = commit_copy(docker, from, tag, &slug, tar_file.path(), config).await?;
     tracing::info!(image = tag, %id, "Docker image built");
     if let Some(old) = stale.filter(|old| *old != id) {
-        // Untagged now; still in use (a running container, a child image) means it stays.
-        if let Err(e) = docker
-            .remove_image(&old, None::<RemoveImageOptions>, None)
-            .await
-        {
-            tracing::debug!(image = %old, error = %e, "the stale image stays");
-        }
+        remove_stale(docker, &old).await;
     }
     Ok(DockerImage {
         tag: tag.to_owned(),
         id,
         built: true,
     })
+}
+
+/// Removes the image `old`, which a rebuild untagged; one still in use (a running container, a
+/// child image) stays.
+pub(crate) async fn remove_stale(docker: &Docker, old: &str) {
+    if let Err(e) = docker
+        .remove_image(old, None::<RemoveImageOptions>, None)
+        .await
+    {
+        tracing::debug!(image = %old, error = %e, "the stale image stays");
+    }
 }
 
 /// Takes the build lock of the image `tag` (waiting for a concurrent builder); returns the tag as
@@ -266,15 +275,16 @@ pub(crate) async fn lock_tag(
     Ok((slug, lock))
 }
 
-/// A container of `from` with the tar `tar` unpacked at `/`, committed as `tag` with `labels`;
-/// returns the new image's id. The container is removed on every path.
-async fn commit_copy(
+/// A container of `from` with the tar `tar` unpacked at `/`, committed as `tag` with `config`
+/// (labels, and for a runnable image its entry point) over `from`'s; returns the new image's
+/// id. The container is removed on every path.
+pub(crate) async fn commit_copy(
     docker: &Docker,
     from: &str,
     tag: &str,
     slug: &str,
     tar: &Path,
-    labels: HashMap<String, String>,
+    config: ContainerConfig,
 ) -> Result<String, SandboxError> {
     // A container of this name can only be left by a build that was killed: we hold the lock.
     let name = format!("autocoder-build-{slug}");
@@ -308,18 +318,19 @@ async fn commit_copy(
                 tar.display()
             ))
         })?;
-    let committed = commit(docker, &name, tag, labels).await;
+    let committed = commit(docker, &name, tag, config).await;
     docker::remove(docker, &name).await;
     guard.disarm();
     committed
 }
 
-/// Commits the (stopped) container `name` as `tag` with `labels`; returns the image's id.
+/// Commits the (stopped) container `name` as `tag` with `config` over the container's own
+/// (Docker fills what `config` leaves unset from it); returns the image's id.
 pub(crate) async fn commit(
     docker: &Docker,
     name: &str,
     tag: &str,
-    mut labels: HashMap<String, String>,
+    mut config: ContainerConfig,
 ) -> Result<String, SandboxError> {
     let (repo, version) = tag.rsplit_once(':').unwrap_or((tag, "latest"));
     let commit = CommitContainerOptions {
@@ -330,12 +341,9 @@ pub(crate) async fn commit(
         ..Default::default()
     };
     // The commit merges the container's labels in: blank the build's own.
+    let labels = config.labels.get_or_insert_with(HashMap::new);
     labels.insert(SANDBOX_LABEL.to_owned(), String::new());
     labels.insert(PID_LABEL.to_owned(), String::new());
-    let config = ContainerConfig {
-        labels: Some(labels),
-        ..Default::default()
-    };
     docker
         .commit_container(commit, config)
         .await
@@ -345,7 +353,7 @@ pub(crate) async fn commit(
 
 /// A tar of `copy.from` (minus its excludes) at `copy.to`, owned by root and readable by all,
 /// absolute links rewritten, with `copy.config` as its `pyvenv.cfg`.
-async fn pack(
+pub(crate) async fn pack(
     cfg: &DockerConfig,
     slug: &str,
     copy: &Copy<'_>,

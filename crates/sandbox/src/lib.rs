@@ -18,6 +18,8 @@
 //! debootstrap, see [`DockerConfig`]), the environment into the env image on top, both at their
 //! host paths. Runs mount only their inputs, outputs and work directory; the image a run used is
 //! in [`RunOutcome::docker_image`], for the run's record.
+//! [`Sandbox::build_script_image`] puts a script on top as a runnable image of its own
+//! ([`ScriptImage`]).
 //!
 //! Debian packages a script needs beyond Python ([`EnvSpec::with_system_packages`]) are not part
 //! of the virtual environment: the Docker backend installs them with apt into a layer
@@ -57,6 +59,7 @@ mod outputs;
 mod pytest;
 mod python;
 mod sandbox;
+mod script_image;
 mod seccomp;
 mod secrets;
 mod spec;
@@ -78,6 +81,7 @@ pub use io::{INPUTS_DIR, Input, IoType, OUTPUTS_DIR, Value, parse_output};
 pub use pytest::{CollectionError, Outcome, PytestSpec, SourceFile, TestCase, TestReport};
 pub use python::{Interpreter, PYTHON_ENV_VAR, PythonSpec, find_python_version, is_python_version};
 pub use sandbox::{Backend, OUTPUTS_ENV_VAR, Sandbox, TASK_DIR, WORK_DIR};
+pub use script_image::{SCRIPT_IN_IMAGE, ScriptImage};
 pub use secrets::{MASK, Secret, mask};
 pub use spec::{Limits, RunOutcome, RunSpec};
 pub use system::SYS_IMAGE_REPO;

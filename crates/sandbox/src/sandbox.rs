@@ -58,7 +58,7 @@ impl Backend {
 #[derive(Debug, Clone, Default)]
 pub struct Sandbox {
     backend: Backend,
-    docker: DockerConfig,
+    pub(crate) docker: DockerConfig,
 }
 
 /// A prepared command: the argv inside the sandbox plus what must be mounted for it.

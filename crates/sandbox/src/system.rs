@@ -10,10 +10,9 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::models::{ContainerConfig, ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
-    InspectContainerOptions, KillContainerOptions, RemoveImageOptions, StartContainerOptions,
-    WaitContainerOptions,
+    InspectContainerOptions, KillContainerOptions, StartContainerOptions, WaitContainerOptions,
 };
 use futures_util::StreamExt;
 use regex::Regex;
@@ -169,19 +168,21 @@ pub(crate) async fn ensure_sys_image(
     let mut guard = docker::create_removable(docker, &name, body, "apt").await?;
     let installed = run_install(docker, &name, packages).await;
     let result = match installed {
-        Ok(()) => docker_image::commit(docker, &name, &tag, want).await,
+        Ok(()) => {
+            let config = ContainerConfig {
+                labels: Some(want),
+                ..Default::default()
+            };
+            docker_image::commit(docker, &name, &tag, config).await
+        }
         Err(e) => Err(e),
     };
     docker::remove(docker, &name).await;
     guard.disarm();
     let id = result?;
     tracing::info!(image = %tag, %id, "system packages installed");
-    if let Some(old) = stale.filter(|old| *old != id)
-        && let Err(e) = docker
-            .remove_image(&old, None::<RemoveImageOptions>, None)
-            .await
-    {
-        tracing::debug!(image = %old, error = %e, "the stale image stays");
+    if let Some(old) = stale.filter(|old| *old != id) {
+        docker_image::remove_stale(docker, &old).await;
     }
     Ok(Some(DockerImage {
         tag,

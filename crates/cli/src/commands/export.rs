@@ -1,9 +1,11 @@
-//! `autocoder export RUN_DIR --to DIR | --flyte DIR`: takes a generated script out of its run directory.
+//! `autocoder export RUN_DIR --to DIR | --flyte DIR | --image TAG`: takes a generated script
+//! out of its run directory.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use autocoder_export::Run;
+use autocoder_loop::SandboxOptions;
 
 use crate::output::write_stdout;
 
@@ -23,12 +25,20 @@ pub(crate) struct ExportArgs {
     /// resources the run's limits, one task typed as the script's inputs and outputs.
     #[arg(long, value_name = "DIR", group = "target")]
     flyte: Option<PathBuf>,
+    /// A container image of the script and its environment, built by the local Docker engine
+    /// from the Docker sandbox's layers and labelled with the run's name:
+    /// `docker run -v "$PWD/out:/var/outputs" TAG --NAME VALUE ...` writes the outputs to out/.
+    #[arg(long, value_name = "TAG", group = "target")]
+    image: Option<String>,
+    /// The interpreter of the image's environment (a version or a path; default: the run's).
+    #[arg(long, value_name = "VERSION|PATH", requires = "image")]
+    python: Option<String>,
     /// Export even though the generation failed.
     #[arg(long)]
     force: bool,
 }
 
-pub(crate) fn run(args: &ExportArgs) -> anyhow::Result<i32> {
+pub(crate) async fn run(args: ExportArgs) -> anyhow::Result<i32> {
     let run = Run::open(&args.run_dir, args.force)?;
     let mut text = String::new();
     if let Some(dir) = &args.to {
@@ -42,6 +52,14 @@ pub(crate) fn run(args: &ExportArgs) -> anyhow::Result<i32> {
             "flyte: {}",
             dir.join(autocoder_export::FLYTE_MODULE).display()
         )?;
+    }
+    if let Some(tag) = &args.image {
+        let options = SandboxOptions {
+            python: args.python.clone(),
+            ..SandboxOptions::default()
+        };
+        let image = autocoder_export::to_image(&run, tag, &options).await?;
+        writeln!(text, "image: {} ({})", image.tag, image.id)?;
     }
     write_stdout(&text)?;
     Ok(0)

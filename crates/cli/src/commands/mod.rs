@@ -35,7 +35,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sandbox(args) => {
             exit_code(runtime()?.block_on(cancel_on_signal(sandbox::run(args))))
         }
-        Command::Export(args) => exit_code(export::run(&args)),
+        Command::Export(args) => {
+            exit_code(runtime()?.block_on(cancel_on_signal(export::run(args))))
+        }
         Command::Cache(args) => exit_code(cache::run(&args)),
         Command::Policy(args) => exit_code(policy::run(args)),
         Command::Eval(args) => {

@@ -361,3 +361,64 @@ print(json.dumps({
         json!({"total": "<class 'float'>", "by_region_csv": "<class 'flyte.io._file.File'>"})
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_image_runs_the_script_on_mounted_data() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    generated(dir).await;
+    let tag = format!("autocoder-test/export:{}", std::process::id());
+    let out = autocoder_in(dir, &["export", "run", "--image", &tag], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let docker = |args: &[&str]| {
+        let out = Command::new("docker").args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "docker {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let label = docker(&[
+        "image",
+        "inspect",
+        "--format",
+        "{{ index .Config.Labels \"autocoder.run-name\" }}",
+        &tag,
+    ]);
+    assert_eq!(label.trim(), "sales-totals");
+    let outputs_dir = dir.join("out");
+    std::fs::create_dir(&outputs_dir).unwrap();
+    let data = format!("{}:/data:ro", dir.display());
+    let outputs = format!("{}:/var/outputs", outputs_dir.display());
+    docker(&[
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "-v",
+        &data,
+        "-v",
+        &outputs,
+        &tag,
+        "--sales",
+        "/data/more.csv",
+        "--min_qty",
+        "2",
+    ]);
+    docker(&["image", "rm", &tag]);
+    let expected = run_outputs(dir);
+    let total: f64 = std::fs::read_to_string(outputs_dir.join("total"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(json!(total), expected["total"]);
+    assert_eq!(
+        json!(std::fs::read_to_string(outputs_dir.join("by_region.csv")).unwrap()),
+        expected["by_region.csv"]
+    );
+}
