@@ -371,16 +371,6 @@ fn text_or_file(value: &str, flag: &str) -> anyhow::Result<String> {
     }
 }
 
-fn default_run_dir(name: Option<&str>) -> PathBuf {
-    if let Some(name) = name {
-        return Path::new("runs").join(name);
-    }
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    Path::new("runs").join(format!("run-{seconds}"))
-}
-
 pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let parse = |flag: &str, items: &[String]| -> anyhow::Result<Vec<Declaration>> {
         items
@@ -399,7 +389,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| default_run_dir(args.name.as_deref()));
+        .unwrap_or_else(|| autocoder_loop::options::default_run_dir(args.name.as_deref()));
     let options = GenerateOptions {
         prompt: args.prompt.clone(),
         schema_text: args
