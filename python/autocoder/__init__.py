@@ -56,9 +56,14 @@ import functools
 from typing import Any
 
 from ._native import AutocoderError, Cancel, Profile, Result, generate, profile
+from ._types import ArrowStreamExportable, Data, IoTypeName, OutputValue
 
 __all__ = [
+    "ArrowStreamExportable",
     "AutocoderError",
+    "Data",
+    "IoTypeName",
+    "OutputValue",
     "Profile",
     "Result",
     "generate",

@@ -5,24 +5,13 @@ import os
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol, final
+from typing import Any, final
 
 from pandera.api.pandas.container import DataFrameSchema
 
-class ArrowStreamExportable(Protocol):
-    """A data frame: pandas (with pyarrow), polars, a pyarrow.Table."""
+from ._types import Data, IoTypeName, OutputValue
 
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> object: ...
-
-Data = str | os.PathLike[str] | ArrowStreamExportable
-"""A path to a table, or a data frame."""
-
-IoTypeName = str | type[int] | type[float] | type[str] | type[bool] | type[datetime] | type[timedelta] | type[Path]
-"""A declared type: `"int"`, `"float"`, `"str"`, `"bool"`, `"datetime"`, `"timedelta"`,
-`"file"`, `"dir"`, or the Python type."""
-
-OutputValue = str | int | float | bool | datetime | timedelta | Path
-"""A script's output, typed as declared (files and directories as paths)."""
+__all__ = ["AutocoderError", "Cancel", "Profile", "Result", "generate", "profile"]
 
 class AutocoderError(Exception):
     """An autocoder call failed; the message is the command line's."""

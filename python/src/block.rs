@@ -77,7 +77,12 @@ where
                         if flag.as_ref().is_some_and(|f| f.load(Ordering::SeqCst)) {
                             break None;
                         }
-                        if let Err(interrupt) = Python::attach(|py| py.check_signals()) {
+                        #[allow(
+                            clippy::redundant_closure_for_method_calls,
+                            reason = "the method path is not general over the GIL lifetime"
+                        )]
+                        let signals = Python::attach(|py| py.check_signals());
+                        if let Err(interrupt) = signals {
                             break Some(interrupt);
                         }
                     }

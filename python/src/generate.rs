@@ -43,9 +43,9 @@ const PROFILE_ROWS: usize = 20;
 pub(crate) fn generate(
     py: Python<'_>,
     prompt: String,
-    samples: Option<Bound<'_, PyDict>>,
-    inputs: Option<Bound<'_, PyDict>>,
-    outputs: Option<Bound<'_, PyDict>>,
+    samples: Option<&Bound<'_, PyDict>>,
+    inputs: Option<&Bound<'_, PyDict>>,
+    outputs: Option<&Bound<'_, PyDict>>,
     constraints: Option<Vec<String>>,
     model: Option<String>,
     api_base: Option<String>,
@@ -73,7 +73,7 @@ pub(crate) fn generate(
     base_packages: Option<Vec<String>>,
     system_prompt: Option<String>,
     schema: Option<String>,
-    cancel: Option<PyRef<'_, Cancel>>,
+    cancel: Option<&Bound<'_, Cancel>>,
 ) -> PyResult<GenerateResult> {
     let model = model
         .or_else(|| std::env::var("AUTOCODER_MODEL").ok())
@@ -100,7 +100,7 @@ pub(crate) fn generate(
         ))
     })?;
     let mut sample_files = Vec::new();
-    for (sample, value) in items(samples.as_ref())? {
+    for (sample, value) in items(samples)? {
         let parquet = out.join("samples").join(format!("{sample}.parquet"));
         let path = Data::extract(&sample, &value)?.into_file(&sample, &parquet)?;
         sample_files.push(Sample { name: sample, path });
@@ -110,8 +110,8 @@ pub(crate) fn generate(
         schema_text: schema,
         constraints: constraints.unwrap_or_default(),
         samples: sample_files,
-        inputs: declarations(inputs.as_ref())?,
-        outputs: declarations(outputs.as_ref())?,
+        inputs: declarations(inputs)?,
+        outputs: declarations(outputs)?,
         system_prompt,
         base_packages: base_packages.unwrap_or_default(),
         sample_rows: PROFILE_ROWS,
@@ -161,7 +161,7 @@ pub(crate) fn generate(
         let cache = ModelCache::new(ModelCache::default_dir(), cache_mode, client.endpoint());
         client.add_store(Arc::new(cache));
     }
-    let result = block_on(py, cancel.as_deref(), || async {
+    let result = block_on(py, cancel.map(Bound::get), || async {
         autocoder_loop::generate(&options, &client, &|_| {})
             .await
             .map_err(Error::from)

@@ -159,6 +159,11 @@ impl GenerateResult {
     }
 
     /// Writes a self-contained folder (script, tests, requirements, samples, README) to `dir`.
+    #[allow(
+        clippy::needless_pass_by_value,
+        clippy::unused_self,
+        reason = "the signature exporting will have"
+    )]
     fn export(&self, dir: PathBuf) -> PyResult<()> {
         Err(pyo3::exceptions::PyNotImplementedError::new_err(format!(
             "Result.export({}): exporting a run is not available yet in this version; the run \
