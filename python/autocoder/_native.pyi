@@ -2,7 +2,7 @@
 and mypy's stubtest against the built module."""
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, final
@@ -102,5 +102,6 @@ def generate(
     base_packages: Sequence[str] | None = None,
     system_prompt: str | None = None,
     schema: str | None = None,
+    progress: Callable[[dict[str, Any]], object] | None = None,
     cancel: Cancel | None = None,
 ) -> Result: ...

@@ -11,7 +11,7 @@ use std::time::Duration;
 use autocoder_llm::{CallParams, LlmClient, LlmConfig, ModelCache, ModelCacheMode, ModelSpec};
 use autocoder_loop::request::{Declaration, Sample};
 use autocoder_loop::session::Limits;
-use autocoder_loop::{CacheMode, GenerateOptions, SandboxOptions};
+use autocoder_loop::{CacheMode, GenerateOptions, Progress, SandboxOptions};
 use autocoder_sandbox::Backend;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -33,7 +33,7 @@ const PROFILE_ROWS: usize = 20;
     max_iterations = 10, token_budget = None, skip_tests = false, sandbox = "bwrap",
     memory_mb = 4096, cpu_seconds = 120, timeout = 180, network = false, env = None,
     python = None, reuse = false, code_in_fences = false, tests_see_code = false,
-    base_packages = None, system_prompt = None, schema = None, cancel = None,
+    base_packages = None, system_prompt = None, schema = None, progress = None, cancel = None,
 ))]
 #[allow(
     clippy::too_many_arguments,
@@ -73,6 +73,7 @@ pub(crate) fn generate(
     base_packages: Option<Vec<String>>,
     system_prompt: Option<String>,
     schema: Option<String>,
+    progress: Option<&Bound<'_, PyAny>>,
     cancel: Option<&Bound<'_, Cancel>>,
 ) -> PyResult<GenerateResult> {
     let model = model
@@ -161,12 +162,34 @@ pub(crate) fn generate(
         let cache = ModelCache::new(ModelCache::default_dir(), cache_mode, client.endpoint());
         client.add_store(Arc::new(cache));
     }
+    let progress = progress.map(|callback| callback.clone().unbind());
     let result = block_on(py, cancel.map(Bound::get), || async {
-        autocoder_loop::generate(&options, &client, &|_| {})
+        autocoder_loop::generate(&options, &client, &|step| report(progress.as_ref(), step))
             .await
             .map_err(Error::from)
     })?;
     Ok(GenerateResult::new(result, out))
+}
+
+/// Calls `progress` (if any) with the step's dict; an exception in it is reported as
+/// unraisable (on stderr) and does not stop the run.
+fn report(progress: Option<&Py<PyAny>>, step: &Progress) {
+    let Some(progress) = progress else { return };
+    Python::attach(|py| {
+        let status = PyDict::new(py);
+        let called = (|| {
+            status.set_item("iteration", step.iteration)?;
+            status.set_item("step", step.step)?;
+            status.set_item("elapsed_seconds", step.elapsed_seconds)?;
+            status.set_item("tokens", step.tokens)?;
+            status.set_item("last_run", step.last_run)?;
+            status.set_item("packages", &step.packages)?;
+            progress.call1(py, (&status,))
+        })();
+        if let Err(error) = called {
+            error.write_unraisable(py, Some(progress.bind(py)));
+        }
+    });
 }
 
 /// `{"name": "float"}` (or a Python type: `float`, `pathlib.Path` for a file) as declarations.

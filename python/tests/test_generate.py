@@ -68,8 +68,12 @@ def test_generate_with_a_data_frame_then_run_on_new_data(
     tmp_path: Path, scripted_server: Callable[[list[dict[str, Any]]], str]
 ) -> None:
     base = scripted_server(pipeline(SCRIPT, TESTS))
-    result = autocoder.generate(**request(base, tmp_path / "run"))
+    steps: list[dict[str, Any]] = []
+    result = autocoder.generate(**request(base, tmp_path / "run"), progress=steps.append)
     assert result.success, result.error
+    assert [s["step"] for s in steps][:3] == ["plan", "code", "environment"], steps
+    passed, failed = steps[-1]["last_run"]
+    assert passed >= 1 and failed == 0, steps
     assert (result.attempts, result.solution, result.tests) == (1, SCRIPT, TESTS)
     assert result.plan == {"summary": "s", "approach": ["a"], "edge_cases": []}
     assert result.tokens["input_tokens"] == 30 and result.tokens["output_tokens"] == 15
@@ -176,9 +180,21 @@ except KeyboardInterrupt:
     child.send_signal(signal.SIGINT)
     stdout, _ = child.communicate(timeout=60)
     assert stdout.strip() == "interrupted"
-    time.sleep(0.5)
-    left = [f"{pid}: {line}" for pid, line in sandboxed.items() if Path(f"/proc/{pid}").exists()]
+    # A killed process may take a moment to be reaped; one still there after 10 s was left.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(alive(pid) for pid in sandboxed):
+        time.sleep(0.1)
+    left = [f"{pid}: {line}" for pid, line in sandboxed.items() if alive(pid)]
     assert not left, left
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie has finished)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_a_bad_request_fails_before_any_call(tmp_path: Path) -> None:
