@@ -5,10 +5,9 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use autocoder_llm::{CallParams, LlmClient, LlmConfig, ModelCache, ModelCacheMode, ModelSpec};
+use autocoder_llm::{CallParams, LlmClient, LlmConfig, ModelCacheMode, ModelSpec};
 use autocoder_loop::request::{Declaration, Sample};
 use autocoder_loop::session::Limits;
 use autocoder_loop::{CacheMode, GenerateOptions, Progress, SandboxOptions};
@@ -158,10 +157,7 @@ pub(crate) fn generate(
     config.timeouts.total = Duration::from_secs(request_timeout);
     config.conversation_log = Some(out.join("conversation.jsonl"));
     let client = LlmClient::new(config).map_err(Error::from)?;
-    if cache_mode != ModelCacheMode::Off {
-        let cache = ModelCache::new(ModelCache::default_dir(), cache_mode, client.endpoint());
-        client.add_store(Arc::new(cache));
-    }
+    autocoder_llm::install_model_cache(&client, cache_mode);
     let progress = progress.map(|callback| callback.clone().unbind());
     let result = block_on(py, cancel.map(Bound::get), || async {
         autocoder_loop::generate(&options, &client, &|step| report(progress.as_ref(), step))

@@ -71,21 +71,7 @@ impl Profile {
     /// The report in a notebook: the page inside a sandboxed frame, so its styles and its
     /// content security policy stay its own.
     fn _repr_html_(&self) -> String {
-        let page = autocoder_report::html(&self.inner);
-        let mut escaped = String::with_capacity(page.len() + page.len() / 8);
-        for c in page.chars() {
-            match c {
-                '&' => escaped.push_str("&amp;"),
-                '"' => escaped.push_str("&quot;"),
-                '<' => escaped.push_str("&lt;"),
-                '>' => escaped.push_str("&gt;"),
-                _ => escaped.push(c),
-            }
-        }
-        format!(
-            "<iframe sandbox srcdoc=\"{escaped}\" style=\"width: 100%; height: 720px; border: 0\" \
-             title=\"autocoder profile\"></iframe>"
-        )
+        autocoder_report::notebook(&self.inner)
     }
 
     fn __repr__(&self) -> String {

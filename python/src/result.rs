@@ -137,14 +137,7 @@ impl GenerateResult {
                 .map_err(Error::from)
         })?;
         drop(frames);
-        if !outcome.success() {
-            let why = if outcome.timed_out {
-                "hit the time limit".to_owned()
-            } else if outcome.memory_exceeded {
-                "hit the memory limit".to_owned()
-            } else {
-                format!("exited with {}", outcome.exit_code.unwrap_or(-1))
-            };
+        if let Some(why) = outcome.failure() {
             let stderr = outcome.stderr.trim_end().to_owned();
             return Err(Error::Script { why, stderr }.into());
         }

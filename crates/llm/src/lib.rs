@@ -42,6 +42,7 @@ mod wire;
 
 pub use cache::{
     CacheStats, Eviction, MODEL_CACHE_DIR_ENV_VAR, ModelCache, ModelCacheMode, cache_size, evict,
+    install_model_cache,
 };
 pub use client::LlmClient;
 pub use config::{CallParams, LlmConfig, RetryPolicy, StructuredMode, Timeouts};
