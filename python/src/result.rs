@@ -124,8 +124,8 @@ impl GenerateResult {
             overrides,
             force: false,
             sandbox: SandboxOptions {
+                // The backend the tests passed in; like `autocoder run`, no `--env` values.
                 backend: Backend::from_name(&self.inner.environment.backend).unwrap_or_default(),
-                env_vars: self.inner.environment.env.clone().into_iter().collect(),
                 ..SandboxOptions::default()
             },
             out_dir: None,
@@ -181,8 +181,8 @@ impl GenerateResult {
 }
 
 impl GenerateResult {
-    /// The command-line text of `value` for the input `name`: a data frame for a file input is
-    /// written as Parquet into `frames`.
+    /// The command-line text of `value` for the input `name`. A data frame is written as
+    /// Parquet into `frames`, when the script was generated on a Parquet sample.
     fn input_text(
         &self,
         name: &str,
@@ -190,40 +190,45 @@ impl GenerateResult {
         frames: &std::path::Path,
     ) -> PyResult<String> {
         let declared = self.inner.inputs.iter().find(|i| i.name == name);
-        let ty = declared.map(|i| i.ty);
-        if matches!(ty, Some(IoType::File | IoType::Dir)) || is_frame(value)? {
-            if is_frame(value)? {
-                let sample = declared.and_then(|i| i.sample.as_deref());
-                let parquet = sample
-                    .and_then(|s| s.extension())
-                    .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
-                if !parquet {
-                    return Err(Error::Invalid(format!(
-                        "input `{name}`: the script was generated on {}, so it may not read \
-                         Parquet; pass a file in that format instead of a data frame",
-                        sample.map_or_else(
-                            || "no Parquet sample".to_owned(),
-                            |s| s.display().to_string()
-                        )
-                    ))
-                    .into());
-                }
+        if is_frame(value)? {
+            let sample = declared.and_then(|i| i.sample.as_deref());
+            let parquet = sample
+                .and_then(|s| s.extension())
+                .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+            if !parquet {
+                let made_on = sample.map_or_else(
+                    || "no Parquet sample".to_owned(),
+                    |s| s.display().to_string(),
+                );
+                return Err(Error::Invalid(format!(
+                    "input `{name}`: the script was generated on {made_on}, so it may not read \
+                     Parquet; pass a file in that format instead of a data frame"
+                ))
+                .into());
             }
             let file = frames.join(format!("{name}.parquet"));
             let path = Data::extract(name, value)?.into_file(name, &file)?;
             return Ok(path.display().to_string());
         }
+        if declared.is_some_and(|i| matches!(i.ty, IoType::File | IoType::Dir)) {
+            let path: PathBuf = value.extract().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "input `{name}`: expected a path (str or os.PathLike) or a data frame"
+                ))
+            })?;
+            return Ok(path.display().to_string());
+        }
         if let Ok(flag) = value.extract::<bool>() {
             return Ok(flag.to_string());
         }
-        let py = value.py();
-        let datetime = py.import("datetime")?;
-        if value.is_instance(&datetime.getattr("datetime")?)? {
+        let datetime = value.py().import("datetime")?.getattr("datetime")?;
+        if value.is_instance(&datetime)? {
             return value.call_method0("isoformat")?.extract();
         }
         if let Ok(text) = value.cast::<PyString>() {
             return Ok(text.to_string());
         }
+        // int, float, timedelta (`str` gives `1 day, 2:03:04`, which the parser reads), ...
         Ok(value.str()?.to_string())
     }
 }

@@ -20,7 +20,7 @@ import autocoder
 from conftest import pipeline
 
 # Reads the Parquet sample a data frame became, with the pyarrow every Parquet sample gets.
-SCRIPT = '''import argparse
+SCRIPT = r'''import argparse
 
 import pyarrow.parquet as pq
 
@@ -33,6 +33,10 @@ def main():
     rows = [r for r in pq.read_table(args.sales).to_pylist() if r["qty"] >= args.min_qty]
     with open("/var/outputs/total", "w") as handle:
         handle.write(str(sum(r["qty"] * r["price"] for r in rows)))
+    with open("/var/outputs/rows", "w") as handle:
+        handle.write(str(len(rows)))
+    with open("/var/outputs/kept.csv", "w") as handle:
+        handle.write("region\n" + "".join(r["region"] + "\n" for r in rows))
 
 
 if __name__ == "__main__":
@@ -56,7 +60,7 @@ def request(base: str, run_dir: Path) -> dict[str, Any]:
         "prompt": "Total revenue of the rows with qty >= min_qty.",
         "samples": {"sales": SALES},
         "inputs": {"min_qty": int},
-        "outputs": {"total": float},
+        "outputs": {"total": float, "rows": "int", "kept.csv": Path},
         "model": "openai/scripted",
         "api_base": base,
         "api_key_env": "SCRIPTED_KEY",
@@ -85,12 +89,18 @@ def test_generate_with_a_data_frame_then_run_on_new_data(
     document = result.to_dict()
     assert document["samples"] == {"sales": str(sample)} and document["success"] is True
 
-    assert result.run(min_qty=0) == {"total": pytest.approx(15.5)}
+    kept = tmp_path / "run" / "outputs" / "kept.csv"
+    on_sample = result.run(min_qty=0)
+    assert on_sample == {"total": pytest.approx(15.5), "rows": 2, "kept.csv": kept}
+    assert kept.read_text() == "region\nnorth\nsouth\n"
     more = pd.DataFrame({"region": ["east", "west"], "qty": [10, 1], "price": [1.5, 100.0]})
     outputs = result.run(sales=more, min_qty=2)
-    assert outputs == {"total": pytest.approx(15.0)} and isinstance(outputs["total"], float)
+    assert outputs == {"total": pytest.approx(15.0), "rows": 1, "kept.csv": kept}
+    assert [type(v) for v in outputs.values()] == [float, int, type(kept)]
+    assert list(outputs) == ["total", "rows", "kept.csv"]  # in their declared order
+    assert kept.read_text() == "region\neast\n"
     more.to_parquet(tmp_path / "more.parquet")
-    assert result.run(sales=tmp_path / "more.parquet", min_qty=0) == {"total": pytest.approx(115.0)}
+    assert result.run(sales=tmp_path / "more.parquet", min_qty=0)["total"] == pytest.approx(115.0)
 
     csv = tmp_path / "more.csv"
     more.to_csv(csv, index=False)
