@@ -76,7 +76,7 @@ pub(crate) fn generate(
     cancel: Option<&Bound<'_, Cancel>>,
 ) -> PyResult<GenerateResult> {
     let model = model
-        .or_else(|| std::env::var("AUTOCODER_MODEL").ok())
+        .or_else(|| std::env::var(autocoder_llm::MODEL_ENV_VAR).ok())
         .ok_or_else(|| {
             Error::Invalid(
                 "give model=\"provider/name\" (or set AUTOCODER_MODEL), for example \
@@ -99,12 +99,21 @@ pub(crate) fn generate(
             "model_cache={model_cache:?}: give \"auto\", \"refresh\" or \"off\""
         ))
     })?;
-    let mut sample_files = Vec::new();
-    for (sample, value) in items(samples)? {
-        let parquet = out.join("samples").join(format!("{sample}.parquet"));
-        let path = Data::extract(&sample, &value)?.into_file(&sample, &parquet)?;
-        sample_files.push(Sample { name: sample, path });
-    }
+    let given = items(samples)?
+        .into_iter()
+        .map(|(sample, value)| Ok((Data::extract(&sample, &value)?, sample)))
+        .collect::<PyResult<Vec<_>>>()?;
+    // Frames become `RUN_DIR/samples/NAME.parquet`, written without the GIL.
+    let sample_files = py.detach(|| {
+        given
+            .into_iter()
+            .map(|(data, name)| {
+                let parquet = out.join("samples").join(format!("{name}.parquet"));
+                let path = data.into_file(&name, &parquet)?;
+                Ok(Sample { name, path })
+            })
+            .collect::<Result<Vec<_>, Error>>()
+    })?;
     let options = GenerateOptions {
         prompt,
         schema_text: schema,
@@ -146,7 +155,7 @@ pub(crate) fn generate(
     // The samples and declarations are checked before the API key is looked up.
     options.check().map_err(Error::from)?;
     let mut config = LlmConfig::new(ModelSpec::parse(&model).map_err(Error::from)?);
-    config.api_base = api_base.or_else(|| std::env::var("AUTOCODER_API_BASE").ok());
+    config.api_base = api_base.or_else(|| std::env::var(autocoder_llm::API_BASE_ENV_VAR).ok());
     config.api_key_env = api_key_env;
     config.params = CallParams {
         temperature,

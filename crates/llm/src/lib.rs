@@ -45,7 +45,9 @@ pub use cache::{
     install_model_cache,
 };
 pub use client::LlmClient;
-pub use config::{CallParams, LlmConfig, RetryPolicy, StructuredMode, Timeouts};
+pub use config::{
+    API_BASE_ENV_VAR, CallParams, LlmConfig, MODEL_ENV_VAR, RetryPolicy, StructuredMode, Timeouts,
+};
 pub use error::LlmError;
 pub use message::{
     Completion, FinishReason, Message, Role, ToolCall, ToolChoice, ToolSpec, Usage, UsageTotal,

@@ -22,10 +22,10 @@ use crate::output::write_stdout;
 pub(crate) struct ModelArgs {
     /// The model, as `provider/name` (`openai/gpt-4.1`, `anthropic/claude-sonnet-4-5`,
     /// `ollama/qwen2.5-coder`, `openai/<name>` with `--api-base` for any compatible server).
-    #[arg(long, env = "AUTOCODER_MODEL")]
+    #[arg(long, env = autocoder_llm::MODEL_ENV_VAR)]
     pub(crate) model: String,
     /// The API base URL (a local or proxy server).
-    #[arg(long, env = "AUTOCODER_API_BASE")]
+    #[arg(long, env = autocoder_llm::API_BASE_ENV_VAR)]
     pub(crate) api_base: Option<String>,
     /// The environment variable holding the API key (default: `OPENAI_API_KEY` or
     /// `ANTHROPIC_API_KEY` by provider).
