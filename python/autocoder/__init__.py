@@ -3,21 +3,24 @@
 The work is done by autocoder's Rust core (the native module ``autocoder._native``); this
 package re-exports it and adds :func:`generate_async`.
 
->>> import autocoder, pandas as pd
->>> frame = pd.read_csv("sales.csv")
->>> profile = autocoder.profile(frame, name="sales")      # no CSV round trip: Arrow
->>> profile.to_dict()["rows"], profile.schema()           # the profile document, a Pandera schema
->>> profile                                               # in a notebook: the HTML report
->>> result = autocoder.generate(
-...     prompt="Total revenue (units * unit_price) per category, and overall",
-...     samples={"sales": frame},                         # a data frame or a path
-...     inputs={"min_units": int},
-...     outputs={"total": float, "by_category.csv": "file"},
-...     constraints=["units must be positive"],
-...     model="openai/gpt-4.1",
-... )
->>> result.success, result.attempts, result.tokens, result.run_dir
->>> result.run(sales=new_frame, min_units=2)              # {"total": 1234.5, "by_category.csv": Path(...)}
+Example (not run as a doctest: it needs data and a model)::
+
+    import autocoder, pandas as pd
+
+    frame = pd.read_csv("sales.csv")
+    profile = autocoder.profile(frame, name="sales")  # no CSV round trip: Arrow
+    profile.to_dict()["rows"], profile.schema()        # the profile document, a Pandera schema
+    profile                                            # in a notebook: the HTML report
+    result = autocoder.generate(
+        prompt="Total revenue (units * unit_price) per category, and overall",
+        samples={"sales": frame},                      # a data frame or a path
+        inputs={"min_units": int},
+        outputs={"total": float, "by_category.csv": "file"},
+        constraints=["units must be positive"],
+        model="openai/gpt-4.1",
+    )
+    result.success, result.attempts, result.tokens, result.run_dir
+    result.run(sales=new_frame, min_units=2)  # {"total": 1234.5, "by_category.csv": Path(...)}
 
 Functions:
 
