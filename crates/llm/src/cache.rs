@@ -219,6 +219,39 @@ fn entries(dir: &Path) -> Vec<(PathBuf, u64, SystemTime)> {
     found
 }
 
+/// Puts the model-call cache in [`ModelCache::default_dir`] on `client` in `mode` (never over
+/// a replay, which answers every call already; nothing for [`ModelCacheMode::Off`]), trimming
+/// the cache to the default [`Eviction`] bounds once a day.
+pub fn install_model_cache(client: &crate::LlmClient, mode: ModelCacheMode) {
+    if mode == ModelCacheMode::Off || client.config().replay.is_some() {
+        return;
+    }
+    let dir = ModelCache::default_dir();
+    trim_daily(&dir);
+    client.add_store(std::sync::Arc::new(ModelCache::new(
+        dir,
+        mode,
+        client.endpoint(),
+    )));
+}
+
+/// Evicts by the default bounds when the last trim (the `.trimmed` marker) is a day old.
+fn trim_daily(dir: &Path) {
+    let marker = dir.join(".trimmed");
+    let due = std::fs::metadata(&marker)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .is_none_or(|age| age > Duration::from_secs(24 * 3600));
+    if !due || !dir.is_dir() {
+        return;
+    }
+    if let Err(error) = evict(dir, Eviction::default()) {
+        tracing::warn!(%error, "cannot trim the model cache");
+    }
+    let _ = std::fs::write(&marker, b"");
+}
+
 /// Size of the cache in `dir`.
 pub fn cache_size(dir: &Path) -> CacheStats {
     let all = entries(dir);

@@ -7,6 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::ModelSpec;
 
+/// The environment variable naming the model (`provider/name`) when none is given.
+pub const MODEL_ENV_VAR: &str = "AUTOCODER_MODEL";
+/// The environment variable holding the API base URL when none is given.
+pub const API_BASE_ENV_VAR: &str = "AUTOCODER_API_BASE";
+
 /// Sampling parameters of a call. `None` leaves the provider's default.
 ///
 /// Precedence, lowest first: [`LlmConfig::params`] (defaults), the values a call passes (a

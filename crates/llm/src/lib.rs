@@ -42,9 +42,12 @@ mod wire;
 
 pub use cache::{
     CacheStats, Eviction, MODEL_CACHE_DIR_ENV_VAR, ModelCache, ModelCacheMode, cache_size, evict,
+    install_model_cache,
 };
 pub use client::LlmClient;
-pub use config::{CallParams, LlmConfig, RetryPolicy, StructuredMode, Timeouts};
+pub use config::{
+    API_BASE_ENV_VAR, CallParams, LlmConfig, MODEL_ENV_VAR, RetryPolicy, StructuredMode, Timeouts,
+};
 pub use error::LlmError;
 pub use message::{
     Completion, FinishReason, Message, Role, ToolCall, ToolChoice, ToolSpec, Usage, UsageTotal,

@@ -1,7 +1,7 @@
 //! What a generation is asked to do, and with what limits: the library's equivalent of
 //! `autocoder generate`'s flags.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use autocoder_sandbox::Backend;
 
@@ -157,6 +157,18 @@ pub fn check_run_name(name: &str) -> Result<(), LoopError> {
             "run name `{name}` must be letters, digits, `-`, `_` and `.` (not first), at most 100 characters, like `sales-report`"
         )))
     }
+}
+
+/// The run directory when none is given: `runs/NAME` for a named run, else
+/// `runs/run-<seconds since 1970>`, relative to the current directory.
+pub fn default_run_dir(name: Option<&str>) -> PathBuf {
+    if let Some(name) = name {
+        return Path::new("runs").join(name);
+    }
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Path::new("runs").join(format!("run-{seconds}"))
 }
 
 /// The interpreter `choice` names: a version is looked for among the installed ones

@@ -94,6 +94,27 @@ pub fn profile_reader<R: Read + Send>(
         .map_err(|f| failure(f, source_name.to_owned()))
 }
 
+/// Profiles Arrow record batches held in memory (a data frame handed over through the Arrow C
+/// stream interface, say) as `source_name`: the profile the same batches get from an Arrow IPC
+/// file, with format `arrow` and a size of 0 bytes. Batches are profiled on
+/// [`ProfileOptions::threads`] threads as they come.
+pub fn profile_batches(
+    schema: &arrow_schema::Schema,
+    batches: impl Iterator<Item = Result<arrow_array::RecordBatch, arrow_schema::ArrowError>> + Send,
+    source_name: &str,
+    options: &ProfileOptions,
+) -> Result<Profile, ProfileError> {
+    check_options(options)?;
+    crate::formats::profile_batches(
+        source_name.to_owned(),
+        schema,
+        batches,
+        FileFormat::Arrow,
+        0,
+        options,
+    )
+}
+
 /// Profiles several files one after the other, each with all threads; one result per path,
 /// in order. `progress(path, bytes_done, total_bytes)` as in [`profile_path`].
 pub fn profile_paths(

@@ -58,7 +58,7 @@ mod stats;
 mod table;
 mod temporal;
 
-pub use api::{profile_path, profile_paths, profile_reader};
+pub use api::{profile_batches, profile_path, profile_paths, profile_reader};
 pub use autocoder_schema::FileFormat;
 pub use dialect::{Dialect, SNIFF_DELIMITERS, UTF8_BOM};
 pub use encoding::Encoding;

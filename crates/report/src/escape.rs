@@ -16,9 +16,14 @@ pub(crate) fn text(s: &str) -> Cow<'_, str> {
     if !needs {
         return Cow::Borrowed(s);
     }
-    let visible = escape_controls(s, &[]);
-    let mut out = String::with_capacity(visible.len() + 16);
-    for c in visible.chars() {
+    Cow::Owned(markup(&escape_controls(s, &[])))
+}
+
+/// `s` with `&`, `<`, `>`, `"` and `'` as entities and nothing else changed (line breaks stay):
+/// a whole page made safe as a quoted attribute value (`srcdoc`).
+pub(crate) fn markup(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + s.len() / 8);
+    for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -28,7 +33,7 @@ pub(crate) fn text(s: &str) -> Cow<'_, str> {
             c => out.push(c),
         }
     }
-    Cow::Owned(out)
+    out
 }
 
 /// `s` cut to `max` characters (ending with `…`), then escaped as [`text`].
@@ -49,6 +54,14 @@ mod tests {
         assert_eq!(text("a \"b\" & c"), "a &quot;b&quot; &amp; c");
         assert_eq!(text("plain_name"), "plain_name");
         assert!(matches!(text("plain"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn markup_keeps_line_breaks() {
+        assert_eq!(
+            markup("a\n<b c='d' e=\"f\">&"),
+            "a\n&lt;b c=&#39;d&#39; e=&quot;f&quot;&gt;&amp;"
+        );
     }
 
     #[test]

@@ -37,6 +37,18 @@ pub fn html(profile: &Profile) -> String {
     page::document(&name, &[(name.as_str(), profile)])
 }
 
+/// The page for one profile inside an `<iframe>` (its `srcdoc`, sandboxed), for a notebook
+/// cell: the page keeps its own styles and content security policy, and the notebook's stay
+/// untouched.
+pub fn notebook(profile: &Profile) -> String {
+    format!(
+        "<iframe sandbox srcdoc=\"{}\" style=\"width: 100%; height: 720px; border: 0\" \
+         title=\"{}\"></iframe>",
+        escape::markup(&html(profile)),
+        escape::text(&source(profile))
+    )
+}
+
 /// One page for several profiles under `title`, each named (a file, or a sample's name), with
 /// links between them.
 pub fn html_many(title: &str, datasets: &[(&str, &Profile)]) -> String {

@@ -168,4 +168,18 @@ impl RunOutcome {
     pub fn success(&self) -> bool {
         self.exit_code == Some(0) && !self.timed_out
     }
+
+    /// How the script failed, as users are told (`hit the time limit`, `hit the memory
+    /// limit`, `exited with 1`); `None` when it succeeded.
+    pub fn failure(&self) -> Option<String> {
+        if self.success() {
+            None
+        } else if self.timed_out {
+            Some("hit the time limit".to_owned())
+        } else if self.memory_exceeded {
+            Some("hit the memory limit".to_owned())
+        } else {
+            Some(format!("exited with {}", self.exit_code.unwrap_or(-1)))
+        }
+    }
 }

@@ -2,11 +2,12 @@
 //! `--model-cache` glue of `generate` and `resume`.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use anyhow::Context;
-use autocoder_llm::{Eviction, LlmClient, ModelCache, ModelCacheMode, cache_size, evict};
+use autocoder_llm::{
+    Eviction, LlmClient, ModelCache, ModelCacheMode, cache_size, evict, install_model_cache,
+};
 
 use crate::commands::run::parse_size;
 use crate::output::write_stdout;
@@ -100,32 +101,11 @@ pub(crate) fn doctor_finding() -> autocoder_sandbox::Finding {
     }
 }
 
-/// Puts the model-call cache on `client` as `--model-cache` says (never over a replay, which
-/// answers every call already). Trims the cache by the default bounds once a day.
+/// Puts the model-call cache on `client` as `--model-cache` says
+/// ([`autocoder_llm::install_model_cache`]).
 pub(crate) fn install(client: &LlmClient, mode: &str) -> anyhow::Result<()> {
     let mode = ModelCacheMode::from_name(mode)
         .with_context(|| format!("--model-cache {mode}: auto, refresh or off"))?;
-    if mode == ModelCacheMode::Off || client.config().replay.is_some() {
-        return Ok(());
-    }
-    let dir = ModelCache::default_dir();
-    trim_daily(&dir);
-    client.add_store(Arc::new(ModelCache::new(dir, mode, client.endpoint())));
+    install_model_cache(client, mode);
     Ok(())
-}
-
-fn trim_daily(dir: &std::path::Path) {
-    let marker = dir.join(".trimmed");
-    let due = std::fs::metadata(&marker)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| SystemTime::now().duration_since(t).ok())
-        .is_none_or(|age| age > Duration::from_secs(24 * 3600));
-    if !due || !dir.is_dir() {
-        return;
-    }
-    if let Err(error) = evict(dir, Eviction::default()) {
-        tracing::warn!(%error, "cannot trim the model cache");
-    }
-    let _ = std::fs::write(&marker, b"");
 }

@@ -22,10 +22,10 @@ use crate::output::write_stdout;
 pub(crate) struct ModelArgs {
     /// The model, as `provider/name` (`openai/gpt-4.1`, `anthropic/claude-sonnet-4-5`,
     /// `ollama/qwen2.5-coder`, `openai/<name>` with `--api-base` for any compatible server).
-    #[arg(long, env = "AUTOCODER_MODEL")]
+    #[arg(long, env = autocoder_llm::MODEL_ENV_VAR)]
     pub(crate) model: String,
     /// The API base URL (a local or proxy server).
-    #[arg(long, env = "AUTOCODER_API_BASE")]
+    #[arg(long, env = autocoder_llm::API_BASE_ENV_VAR)]
     pub(crate) api_base: Option<String>,
     /// The environment variable holding the API key (default: `OPENAI_API_KEY` or
     /// `ANTHROPIC_API_KEY` by provider).
@@ -371,16 +371,6 @@ fn text_or_file(value: &str, flag: &str) -> anyhow::Result<String> {
     }
 }
 
-fn default_run_dir(name: Option<&str>) -> PathBuf {
-    if let Some(name) = name {
-        return Path::new("runs").join(name);
-    }
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    Path::new("runs").join(format!("run-{seconds}"))
-}
-
 pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let parse = |flag: &str, items: &[String]| -> anyhow::Result<Vec<Declaration>> {
         items
@@ -399,7 +389,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| default_run_dir(args.name.as_deref()));
+        .unwrap_or_else(|| autocoder_loop::options::default_run_dir(args.name.as_deref()));
     let options = GenerateOptions {
         prompt: args.prompt.clone(),
         schema_text: args

@@ -121,15 +121,7 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<i32> {
         out_dir: args.out.clone(),
     };
     let (result, outcome) = run_result(&args.run_dir, &options).await?;
-    let code = outcome.exit_code.unwrap_or(-1);
-    if !outcome.success() {
-        let why = if outcome.timed_out {
-            "hit the time limit".to_owned()
-        } else if outcome.memory_exceeded {
-            "hit the memory limit".to_owned()
-        } else {
-            format!("exited with {code}")
-        };
+    if let Some(why) = outcome.failure() {
         let stderr = outcome.stderr.trim_end();
         let shown = if std::io::stderr().is_terminal() {
             escape_for_terminal(stderr)

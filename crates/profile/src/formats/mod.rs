@@ -3,10 +3,12 @@
 //! ([`text::TextBatch`]) written the way pandas writes them, so that the CSV profiler's
 //! accumulators give the same [`crate::Profile`] (types, statistics, patterns, samples); typed
 //! string columns stay strings whatever their text looks like, and missing values are the
-//! format's own nulls (never the text `NA`).
+//! format's own nulls (never the text `NA`). Record batches held in memory (a data frame's)
+//! take the Arrow IPC reader's path without a file.
 
 mod arrow_text;
 mod arrow_values;
+mod batches;
 mod detect;
 mod ipc;
 mod json;
@@ -23,6 +25,7 @@ use autocoder_schema::FileFormat;
 
 use crate::{Profile, ProfileError, ProfileOptions};
 
+pub(crate) use batches::profile as profile_batches;
 pub(crate) use detect::detect;
 pub use detect::from_content;
 

@@ -222,6 +222,21 @@ fn parquet_and_arrow_files_profile_like_pandas_reads_them() {
         }
         agrees_with_pandas(&dir.path().join(file), &p, &dir);
     }
+
+    // The same batches handed over in memory (a data frame's) profile as their file does.
+    let feather = dir.path().join("data.feather");
+    let reader =
+        arrow_ipc::reader::FileReader::try_new(std::fs::File::open(&feather).unwrap(), None)
+            .unwrap();
+    let schema = reader.schema();
+    let mut in_memory =
+        autocoder_profile::profile_batches(&schema, reader, "frame", &ProfileOptions::default())
+            .unwrap();
+    assert_eq!((in_memory.source.as_str(), in_memory.bytes), ("frame", 0));
+    let from_file = profile(&feather);
+    in_memory.source.clone_from(&from_file.source);
+    in_memory.bytes = from_file.bytes;
+    assert_eq!(in_memory, from_file);
 }
 
 #[test]

@@ -155,3 +155,23 @@ fn odd_tables_render_whole_pages() {
         "{html}"
     );
 }
+
+#[test]
+fn a_notebook_gets_the_page_inside_a_sandboxed_frame() {
+    let profile = csv("name,note\nann,<b>x</b> & 'y'\n", "notes.csv");
+    let cell = autocoder_report::notebook(&profile);
+    let srcdoc = cell
+        .strip_prefix("<iframe sandbox srcdoc=\"")
+        .and_then(|rest| rest.split_once('"'))
+        .map(|(srcdoc, _)| srcdoc)
+        .unwrap();
+    assert!(!srcdoc.contains('<') && !srcdoc.contains('\''), "{srcdoc}");
+    let decoded = srcdoc
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    assert_eq!(decoded, autocoder_report::html(&profile));
+    assert!(cell.ends_with("></iframe>"));
+}
