@@ -26,6 +26,9 @@ pub(crate) enum Error {
     /// Setting up the model client.
     #[error(transparent)]
     Model(#[from] autocoder_llm::LlmError),
+    /// Exporting a run.
+    #[error(transparent)]
+    Export(#[from] autocoder_export::ExportError),
     /// The sandbox, outside a generation.
     #[error(transparent)]
     Sandbox(#[from] autocoder_sandbox::SandboxError),

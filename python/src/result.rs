@@ -151,19 +151,12 @@ impl GenerateResult {
         Ok(typed)
     }
 
-    /// Writes a self-contained folder (script, tests, requirements, samples, README) to `dir`.
-    #[allow(
-        clippy::needless_pass_by_value,
-        clippy::unused_self,
-        reason = "the signature exporting will have"
-    )]
+    /// Writes a self-contained folder (script, tests, requirements, samples, README) to `dir`
+    /// (new or empty), as `autocoder export RUN_DIR --to DIR`.
     fn export(&self, dir: PathBuf) -> PyResult<()> {
-        Err(pyo3::exceptions::PyNotImplementedError::new_err(format!(
-            "Result.export({}): exporting a run is not available yet in this version; the run \
-             directory {} holds the script (solution.py), its tests and requirements.txt",
-            dir.display(),
-            self.run_dir.display()
-        )))
+        let run = autocoder_export::Run::open(&self.run_dir, false).map_err(Error::from)?;
+        autocoder_export::to_folder(&run, &dir).map_err(Error::from)?;
+        Ok(())
     }
 
     fn __repr__(&self) -> String {

@@ -21,6 +21,7 @@ from conftest import pipeline
 
 # Reads the Parquet sample a data frame became, with the pyarrow every Parquet sample gets.
 SCRIPT = r'''import argparse
+import os
 
 import pyarrow.parquet as pq
 
@@ -29,13 +30,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sales", required=True)
     parser.add_argument("--min_qty", type=int, default=0)
+    parser.add_argument("--outputs-dir", default="/var/outputs")
     args = parser.parse_args()
     rows = [r for r in pq.read_table(args.sales).to_pylist() if r["qty"] >= args.min_qty]
-    with open("/var/outputs/total", "w") as handle:
+    with open(os.path.join(args.outputs_dir, "total"), "w") as handle:
         handle.write(str(sum(r["qty"] * r["price"] for r in rows)))
-    with open("/var/outputs/rows", "w") as handle:
+    with open(os.path.join(args.outputs_dir, "rows"), "w") as handle:
         handle.write(str(len(rows)))
-    with open("/var/outputs/kept.csv", "w") as handle:
+    with open(os.path.join(args.outputs_dir, "kept.csv"), "w") as handle:
         handle.write("region\n" + "".join(r["region"] + "\n" for r in rows))
 
 
@@ -108,8 +110,23 @@ def test_generate_with_a_data_frame_then_run_on_new_data(
         result.run(sales=csv, min_qty=0)
     with pytest.raises(autocoder.AutocoderError, match="the script has no input `nope`"):
         result.run(nope=1)
-    with pytest.raises(NotImplementedError, match="not available yet"):
-        result.export(tmp_path / "exported")
+
+    # The export is a folder that runs with plain python, as `autocoder export --to`.
+    exported = tmp_path / "exported"
+    result.export(exported)
+    assert (exported / "solution.py").read_text() == SCRIPT
+    assert "--outputs-dir" in (exported / "README.md").read_text()
+    out = tmp_path / "plain-outputs"
+    out.mkdir()
+    ran = subprocess.run(
+        [sys.executable, exported / "solution.py", "--sales", tmp_path / "more.parquet",
+         "--min_qty", "2", "--outputs-dir", out],
+        capture_output=True, text=True, check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert (out / "rows").read_text() == "1"
+    with pytest.raises(autocoder.AutocoderError, match="not empty"):
+        result.export(exported)
 
 
 def test_generate_async_gives_the_same_result(
