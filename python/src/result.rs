@@ -153,6 +153,10 @@ impl GenerateResult {
 
     /// Writes a self-contained folder (script, tests, requirements, samples, README) to `dir`
     /// (new or empty), as `autocoder export RUN_DIR --to DIR`.
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "pyo3 hands arguments over by value"
+    )]
     fn export(&self, dir: PathBuf) -> PyResult<()> {
         let run = autocoder_export::Run::open(&self.run_dir, false).map_err(Error::from)?;
         autocoder_export::to_folder(&run, &dir).map_err(Error::from)?;
