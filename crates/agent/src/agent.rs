@@ -99,7 +99,8 @@ async fn run(
         let json = serde_json::to_vec_pretty(profile).unwrap_or_default();
         run_dir.write(&format!("profiles/{name}.json"), &json)?;
     }
-    let (workspace_path, workspace, samples) = prepare_workspace(&run_dir, &contract)?;
+    let (workspace_path, workspace, samples) =
+        prepare_workspace(&run_dir, &contract, resumed.is_some())?;
     let conftest = harness::conftest(&prompts, &contract, request)?;
     let contract_test = harness::contract_test(&prompts, &contract, &data)?;
     let task = harness::task_view(request, &contract, &data);
@@ -267,20 +268,23 @@ fn build_result(
     }
 }
 
-/// The run's workspace, emptied and the samples copied in: its resolved path, the open directory, the
+/// The run's workspace (emptied first when `resumed`), the samples copied in: its resolved path, the open directory, the
 /// samples' file names.
 fn prepare_workspace(
     run_dir: &RunDir,
     contract: &Contract,
+    resumed: bool,
 ) -> Result<(PathBuf, Workspace, Vec<String>), AgentError> {
     let workspace_path = run_dir.root().join(WORK_DIR);
-    // The workspace starts with the samples only, also when an earlier or interrupted run
-    // left files there (a resumed run writes them again from the journaled answers).
-    match std::fs::remove_dir_all(&workspace_path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(AgentError::io("clearing", &workspace_path)(e));
+    // A resumed run starts from the samples only: it writes the files again from the journaled
+    // answers, and a file the interrupted run left would change what the tools show.
+    if resumed {
+        match std::fs::remove_dir_all(&workspace_path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(AgentError::io("clearing", &workspace_path)(e));
+            }
+            _ => {}
         }
-        _ => {}
     }
     let samples = copy_samples(contract, &workspace_path)?;
     let workspace_path = std::fs::canonicalize(&workspace_path)
