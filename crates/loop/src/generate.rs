@@ -18,28 +18,27 @@ use serde_json::json;
 use crate::LoopError;
 use crate::answers::strip_code_fence;
 use crate::data::{self, DataOptions};
-use crate::edit::{Edit, apply_edits};
+use crate::edit::apply_edits;
 use crate::env_cache::RunCache;
-use crate::fix_blocks::apply_fix_blocks;
-use crate::hand_written::hand_written_expectations;
 use crate::installable::keep_installable;
 use crate::journal::{self, Journal, JournalFile, Line, RequestRecord};
 use crate::options::{CacheMode, GenerateOptions};
 use crate::outcome_cache::run_pytest_or_reuse;
 use crate::prompt::{TaskView, render};
+use crate::protocol::{Action, Edit, Event, RoutedFailure, TestOutcome, TestResult, TestRun};
 use crate::reclassify::mask_addresses;
-use crate::repairs::{fragment_repaired, script_repaired, tests_repaired};
+use crate::repairs::Repairs;
 use crate::request::{Contract, IoType, OUTPUTS_DIR};
 use crate::retry::retrying;
 use crate::rundir::{
     EnvironmentRecord, GenerationResult, IterationRecord, RESULT_FORMAT_VERSION, RunDir, StepUsage,
 };
-use crate::session::{
-    Action, CONTRACT_TEST_FILE, Event, RoutedFailure, Session, TestOutcome, TestResult, TestRun,
-};
-use crate::solution_imports::solution_imports;
+use crate::session::{CONTRACT_TEST_FILE, Session};
 use crate::splice::{function_name, function_source};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, Steps, tail};
+use crate::vet::code::FixAnswer;
+use crate::vet::test_file::TestFileContext;
+use crate::vet::{self, SentBack, Verdict};
 
 /// What the live view shows after each step.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,10 +203,10 @@ async fn run(
         contract_test: render_contract_test(&prompts, &contract, &data.row_keys)?,
         env: None,
         imports: Vec::new(),
-        system_packages: BTreeSet::new(),
-        system_tried: BTreeSet::new(),
-        system_replacements: BTreeSet::new(),
-        notes: Vec::new(),
+        profile: options.profile(),
+        repairs: Repairs {
+            slips: options.profile().slip_repairs,
+        },
         last_report: None,
         iteration_tokens: Vec::new(),
         iteration_started: started,
@@ -227,12 +226,16 @@ async fn run(
         let Some(event) = driver.perform_or_abort(action, &mut session).await? else {
             continue;
         };
+        let notes_before = session.notes().len();
         let is_run = matches!(event, Event::TestsRan(_));
         let diagnosed = matches!(event, Event::Diagnosed { .. });
         journal_event(&journal, step, &event)?;
         session.apply(event);
         if diagnosed {
             journal_routes(&journal, &session)?;
+        }
+        for note in &session.notes()[notes_before..] {
+            tracing::warn!("{note}");
         }
         driver.account(session.tokens() - tokens_before, is_run, session.runs());
     };
@@ -287,7 +290,7 @@ impl Record<'_> {
     fn write(
         &self,
         driver: &Driver<'_>,
-        finish: crate::session::Finish,
+        finish: crate::protocol::Finish,
         run_dir: &RunDir,
     ) -> Result<GenerationResult, LoopError> {
         let Record {
@@ -341,8 +344,8 @@ impl Record<'_> {
             exit_code: report.and_then(|r| r.exit_code),
             attempts: session.runs(),
             packages: session.packages(),
-            system_packages: driver.system_packages.iter().cloned().collect(),
-            notes: driver.notes.clone(),
+            system_packages: session.system_packages(),
+            notes: session.notes().to_vec(),
             environment: environment_record(options, driver),
             schemas: data.schemas.clone(),
             data_context: data.text(),
@@ -353,7 +356,7 @@ impl Record<'_> {
                 .iter()
                 .map(|s| (s.name.clone(), absolute(&s.path)))
                 .collect(),
-            tokens: crate::session::Usage {
+            tokens: crate::protocol::Usage {
                 input_tokens: total.usage.input_tokens,
                 output_tokens: total.usage.output_tokens,
                 cached_input_tokens: total.usage.cached_input_tokens,
@@ -431,6 +434,7 @@ fn step_name(action: &Action) -> &'static str {
         Action::WriteTests { .. } => "tests",
         Action::PrepareEnvironment { .. } => "environment",
         Action::ReplacePackage { .. } => "replace package",
+        Action::ReplaceSystemPackage { .. } => "replace system package",
         Action::RunTests => "run tests",
         Action::Diagnose { .. } => "diagnose",
         Action::FixCode { .. } => "fix code",
@@ -503,78 +507,53 @@ const WHOLE_SCRIPT_LINES: usize = 80;
 /// Characters of the script shown when asking for a Debian package in place of a missing one.
 const REPLACEMENT_CODE_CHARS: usize = 1_500;
 
-/// Whether no note in `notes` starts with `prefix`: each "answer again" note is given once, so
-/// a model that keeps making the same mistake cannot hold the loop.
-fn not_yet_said(notes: &[String], prefix: &str) -> bool {
-    notes.iter().all(|n| !n.starts_with(prefix))
-}
-
-/// Lines of code for a note: each in backticks, separated by commas.
-fn quoted(lines: &[String]) -> String {
-    lines
+/// What a test computes its expected values from, as the test shape (`templates/loop/tests.j2`)
+/// names them: the rows of each sample with rows (`orders_rows`), then the lines of each file
+/// input without (`log_lines`).
+fn expected_value_sources(task: &TaskView) -> Vec<String> {
+    let tabular: Vec<&str> = task
+        .datasets
         .iter()
-        .map(|line| format!("`{line}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .filter(|d| !d.first_lines.is_empty())
+        .map(|d| d.name.as_str())
+        .collect();
+    let line_files = task
+        .inputs
+        .iter()
+        .filter(|i| i.ty == IoType::File && !tabular.contains(&i.name.as_str()))
+        .map(|i| format!("{}_lines", i.name));
+    tabular
+        .iter()
+        .map(|name| format!("{name}_rows"))
+        .chain(line_files)
+        .collect()
 }
-
-/// How the note on a "whole script" that is not one starts.
-const NOT_WHOLE: &str = "your answer was not the whole script";
-
-/// Why `code`, offered as the whole new version of `current`, is not one: small models answer
-/// with a stub that imports the script itself, or with only the changed lines.
-fn not_a_whole_script(current: &str, code: &str) -> Option<String> {
-    let imports_itself = code.lines().any(|line| {
-        let line = line.trim();
-        line.starts_with("from solution import") || line == "import solution"
-    });
-    if imports_itself {
-        return Some("it imports `solution`, the script itself; write the script".to_owned());
-    }
-    let lines = |text: &str| text.lines().filter(|l| !l.trim().is_empty()).count();
-    let (before, after) = (lines(current), lines(code));
-    (after < 3 || after * 3 < before).then(|| {
-        format!("it has {after} lines where the script has {before}; answer with every line")
-    })
-}
-
-/// How the note on a fenced fix with nothing to merge starts.
-const NOT_MERGED: &str = "your answer could not be merged into the script";
-
-/// How the note on an answer that stayed unusable starts.
-const UNUSABLE: &str = "your previous answer was unusable";
 
 /// An answer to a writing step that stayed unusable after the client's repair (cut off at the
-/// token limit, not JSON) is asked for once more with the reason; `None` means "ask again".
+/// token limit, not JSON) is asked for once more with the reason ([`vet::unusable`]); `None`
+/// means "ask again".
 fn again_if_unusable<T>(
     answer: Result<T, LoopError>,
+    prompts: &Prompts,
+    sent_back: &mut SentBack,
     notes: &mut Vec<String>,
 ) -> Result<Option<T>, LoopError> {
-    match answer {
-        Ok(answer) => Ok(Some(answer)),
-        Err(LoopError::Model(LlmError::InvalidStructuredOutput { error, .. }))
-            if not_yet_said(notes, UNUSABLE) =>
-        {
+    let err = match answer {
+        Ok(answer) => return Ok(Some(answer)),
+        Err(err) => err,
+    };
+    let LoopError::Model(LlmError::InvalidStructuredOutput { error, .. }) = &err else {
+        return Err(err);
+    };
+    match vet::unusable(error, sent_back) {
+        Verdict::AskAgain(note) => {
             tracing::info!(%error, "the answer was unusable; asking once more");
-            let error: String = error.chars().take(200).collect();
-            notes.push(format!(
-                "{UNUSABLE} ({error}); answer again, complete and shorter, without repeating yourself"
-            ));
+            notes.push(note.render(prompts)?);
             Ok(None)
         }
-        Err(err) => Err(err),
+        Verdict::Accept(()) => Err(err),
     }
 }
-
-/// How the note on a test file that did not compile starts.
-const TESTS_NOT_COMPILED: &str = "the test file was not valid Python";
-/// How the note on expected values written as bare numbers starts.
-const HAND_WRITTEN: &str = "these lines write an expected value as a number";
-/// How the note on blind tests that import the script as a module starts.
-const IMPORTS_SOLUTION: &str = "these lines import from `solution`";
-
-/// How the note on a script that did not compile starts.
-const NOT_COMPILED: &str = "the script was not valid Python";
 
 struct Driver<'a> {
     options: &'a GenerateOptions,
@@ -589,13 +568,10 @@ struct Driver<'a> {
     contract_test: Option<String>,
     env: Option<Env>,
     imports: Vec<String>,
-    system_packages: BTreeSet<String>,
-    /// Every Debian package asked for so far: a replacement is never one tried before.
-    system_tried: BTreeSet<String>,
-    /// The model's replacements: one that cannot be had either is dropped, not replaced again.
-    system_replacements: BTreeSet<String>,
-    /// What the run changed on its own that the user should know (dropped system packages).
-    notes: Vec<String>,
+    /// What the model gets that is specific to its kind.
+    profile: crate::ModelProfile,
+    /// The repairs its code gets.
+    repairs: Repairs,
     last_report: Option<TestReport>,
     iteration_tokens: Vec<u64>,
     iteration_started: Instant,
@@ -652,16 +628,6 @@ impl Driver<'_> {
                 session.abort(format!("the model's answer stayed unusable: {err}"));
                 Ok(None)
             }
-            // A system package that could not be dropped (none of the model's): the run ends as a
-            // failure that says which and why.
-            Err(LoopError::Sandbox(
-                err @ (SandboxError::BadSystemPackage { .. }
-                | SandboxError::SystemPackageNotFound { .. }
-                | SandboxError::SystemPackagesUnavailable { .. }),
-            )) => {
-                session.abort(format!("the environment could not be prepared: {err}"));
-                Ok(None)
-            }
             Err(err) => Err(err),
         }
     }
@@ -672,12 +638,29 @@ impl Driver<'_> {
             Action::Plan => steps.plan().await,
             Action::WriteCode { notes } => self.write_code(session, notes).await,
             Action::WriteTests { notes } => self.write_tests(session, notes).await,
-            Action::PrepareEnvironment { packages } => {
-                self.prepare(&packages, session.code().unwrap_or_default())
-                    .await
-            }
+            Action::PrepareEnvironment {
+                packages,
+                system_packages,
+            } => self.prepare(&packages, &system_packages).await,
             Action::ReplacePackage { package, error } => {
                 steps.replace_package(&package, &error, &self.imports).await
+            }
+            Action::ReplaceSystemPackage {
+                package,
+                why,
+                message,
+            } => {
+                let code = session.code().unwrap_or_default();
+                let head: String = code.chars().take(REPLACEMENT_CODE_CHARS).collect();
+                let (replacement, usage) = steps
+                    .replace_system_package(&package, &why, &message, &head)
+                    .await?;
+                Ok(Event::SystemPackageReplaced {
+                    package,
+                    replacement,
+                    why,
+                    usage,
+                })
             }
             Action::RunTests => self.run_tests(session).await,
             Action::Diagnose { failures, passing } => {
@@ -751,113 +734,82 @@ impl Driver<'_> {
         mut notes: Vec<String>,
     ) -> Result<Event, LoopError> {
         let plan = session.plan().cloned().unwrap_or_default();
-        let mut spent = crate::session::Usage::default();
+        let prompts = self.steps.prompts;
+        let mut sent_back = SentBack::default();
+        let mut spent = crate::protocol::Usage::default();
         loop {
+            let answer = self.steps.code(&plan, &notes).await;
             let Some((answer, usage)) =
-                again_if_unusable(self.steps.code(&plan, &notes).await, &mut notes)?
+                again_if_unusable(answer, prompts, &mut sent_back, &mut notes)?
             else {
                 continue;
             };
             spent += usage;
             let mut answer = answer;
-            answer.code = script_repaired(answer.code);
+            answer.code = self.repairs.script(answer.code);
             let analysis = self.imports(&answer.code, &["solution"]).await?;
             self.imports = analysis.distributions.iter().cloned().collect();
-            let packages = match analysis.syntax_error {
-                Some(error) if not_yet_said(&notes, NOT_COMPILED) => {
-                    tracing::info!(%error, "the script does not compile; asking again");
-                    notes.push(format!(
-                        "{NOT_COMPILED} ({error}); write it again, complete"
-                    ));
-                    continue;
-                }
+            if let Verdict::AskAgain(note) =
+                vet::code::script(analysis.syntax_error.as_deref(), &mut sent_back)
+            {
+                tracing::info!(error = ?analysis.syntax_error, "the script does not compile; asking again");
+                notes.push(note.render(prompts)?);
+                continue;
+            }
+            let packages = if analysis.syntax_error.is_some() {
                 // The parse could not settle the imports: the model's list is all there is.
-                Some(_) => answer.packages.clone(),
-                None => analysis.distributions.into_iter().collect(),
+                answer.packages.clone()
+            } else {
+                analysis.distributions.into_iter().collect()
             };
-            self.system_packages
-                .extend(answer.system_packages.iter().cloned());
-            self.system_tried
-                .extend(answer.system_packages.iter().map(|p| p.trim().to_owned()));
             return Ok(Event::CodeWritten {
                 code: answer.code,
                 packages,
+                system_packages: answer.system_packages,
                 usage: spent,
             });
         }
     }
 
-    /// The test file, asked for once more (quoting the error) when Python cannot parse it:
-    /// small models break string literals inside JSON.
+    /// The test file, asked for once more when [`vet::test_file`] sends it back (it does not
+    /// compile, blind tests import from `solution`, expected values are typed by hand).
     async fn write_tests(
         &mut self,
         session: &Session,
         mut notes: Vec<String>,
     ) -> Result<Event, LoopError> {
         let code = session.code().filter(|_| self.options.tests_see_code);
-        // The rows a test reads back, and the lines it writes to a file input without sample
-        // rows, as the test shape names them.
-        let task = &self.steps.task;
-        let tabular: Vec<&str> = task
-            .datasets
-            .iter()
-            .filter(|d| !d.first_lines.is_empty())
-            .map(|d| d.name.as_str())
-            .collect();
-        let line_files = task
-            .inputs
-            .iter()
-            .filter(|i| i.ty == IoType::File && !tabular.contains(&i.name.as_str()))
-            .map(|i| format!("`{}_lines`", i.name));
-        let tabular: Vec<String> = tabular
-            .iter()
-            .map(|name| format!("`{name}_rows`"))
-            .chain(line_files)
-            .collect();
-        let mut spent = crate::session::Usage::default();
+        let sources = expected_value_sources(self.steps.task);
+        let prompts = self.steps.prompts;
+        let mut sent_back = SentBack::default();
+        let mut spent = crate::protocol::Usage::default();
         loop {
-            let Some(event) = again_if_unusable(self.steps.tests(&notes, code).await, &mut notes)?
+            let answer = self.steps.tests(&notes, code).await;
+            let Some(event) = again_if_unusable(answer, prompts, &mut sent_back, &mut notes)?
             else {
                 continue;
             };
             let Event::TestsWritten { tests, usage } = event else {
                 return Ok(event);
             };
-            let tests = tests_repaired(tests);
+            let tests = self.repairs.tests(tests);
             spent += usage;
             let analysis = self.imports(&tests, &["solution", "conftest"]).await?;
-            let by_hand = hand_written_expectations(&tests);
-            let imported = if code.is_none() {
-                solution_imports(&tests)
-            } else {
-                Vec::new()
+            let context = TestFileContext {
+                syntax_error: analysis.syntax_error.as_deref(),
+                blind: code.is_none(),
+                sources: &sources,
+                hand_written_checks: self.profile.hand_written_checks,
             };
-            match analysis.syntax_error {
-                Some(error) if not_yet_said(&notes, TESTS_NOT_COMPILED) => {
-                    tracing::info!(%error, "the test file does not compile; asking again");
-                    notes.push(format!(
-                        "{TESTS_NOT_COMPILED} ({error}); write it again, complete"
-                    ));
+            match vet::test_file::test_file(&tests, context, &mut sent_back) {
+                Verdict::AskAgain(note) => {
+                    tracing::info!(
+                        template = note.template,
+                        "the tests were sent back; asking again"
+                    );
+                    notes.push(note.render(prompts)?);
                 }
-                None if !imported.is_empty() && not_yet_said(&notes, IMPORTS_SOLUTION) => {
-                    tracing::info!(lines = ?imported, "the blind tests import the script; asking again");
-                    notes.push(format!(
-                        "{IMPORTS_SOLUTION}, whose function names you do not know: {}; remove them and run the script only through `run_solution`, reading what it writes",
-                        quoted(&imported)
-                    ));
-                }
-                None if !tabular.is_empty()
-                    && !by_hand.is_empty()
-                    && not_yet_said(&notes, HAND_WRITTEN) =>
-                {
-                    tracing::info!(lines = ?by_hand, "the tests wrote expected values by hand; asking again");
-                    notes.push(format!(
-                        "{HAND_WRITTEN} instead of computing it in Python from {}: {}; compute each one from the rows (for example `len([r for r in rows if ...])` or `sum(float(r['x']) for r in rows)`)",
-                        tabular.join(" and "),
-                        quoted(&by_hand)
-                    ));
-                }
-                _ => {
+                Verdict::Accept(()) => {
                     return Ok(Event::TestsWritten {
                         tests,
                         usage: spent,
@@ -878,10 +830,12 @@ impl Driver<'_> {
         mut rejected: Vec<String>,
     ) -> Result<Event, LoopError> {
         let current = session.code().unwrap_or_default().to_owned();
-        let whole_script =
-            self.steps.task.code_in_fences || current.lines().count() <= WHOLE_SCRIPT_LINES;
+        let fences = self.steps.task.code_in_fences;
+        let whole_script = fences || current.lines().count() <= WHOLE_SCRIPT_LINES;
         let failures: Vec<_> = failures.iter().map(routed_json).collect();
-        let mut spent = crate::session::Usage::default();
+        let prompts = self.steps.prompts;
+        let mut sent_back = SentBack::default();
+        let mut spent = crate::protocol::Usage::default();
         loop {
             let context = json!({
                 "code": current,
@@ -893,66 +847,48 @@ impl Driver<'_> {
             let (answer, usage) = self.steps.fix_code(context, !rejected.is_empty()).await?;
             spent += usage;
             let mut packages = answer.packages;
-            let edits = match answer.code.as_deref().map(strip_code_fence) {
-                _ if self.steps.task.code_in_fences => {
-                    match apply_fix_blocks(&current, &answer.blocks) {
-                        Ok(merged) => vec![Edit {
-                            find: current.clone(),
-                            replace: merged,
-                        }],
-                        Err(problem) if not_yet_said(&rejected, NOT_MERGED) => {
-                            rejected.push(format!("{NOT_MERGED}: {problem}"));
-                            continue;
-                        }
-                        Err(_) => Vec::new(),
-                    }
+            let whole = answer.code.as_deref().map(strip_code_fence);
+            let form = match &whole {
+                _ if fences => FixAnswer::Blocks(&answer.blocks),
+                Some(code) if !code.trim().is_empty() => FixAnswer::WholeScript(code),
+                _ => FixAnswer::Edits(&answer.edits),
+            };
+            let edits = match vet::code::fix_edits(&current, form, &mut sent_back) {
+                Verdict::Accept(edits) => edits,
+                Verdict::AskAgain(note) => {
+                    rejected.push(note.render(prompts)?);
+                    continue;
                 }
-                Some(code) if !code.trim().is_empty() => {
-                    match not_a_whole_script(&current, &code) {
-                        Some(problem) if not_yet_said(&rejected, NOT_WHOLE) => {
-                            rejected.push(format!("{NOT_WHOLE}: {problem}"));
-                            continue;
-                        }
-                        Some(_) => Vec::new(),
-                        None => vec![Edit {
-                            find: current.clone(),
-                            replace: code,
-                        }],
-                    }
-                }
-                _ => answer.edits,
             };
             let edits: Vec<Edit> = edits
                 .into_iter()
                 .map(|e| Edit {
-                    replace: fragment_repaired(e.replace),
+                    replace: self.repairs.fragment(e.replace),
                     ..e
                 })
                 .collect();
             let mut fixed = apply_edits(&current, &edits);
-            fixed.code = script_repaired(fixed.code);
+            fixed.code = self.repairs.script(fixed.code);
             if fixed.changed(&current) {
                 let analysis = self.imports(&fixed.code, &["solution"]).await?;
-                match analysis.syntax_error {
-                    Some(error) if not_yet_said(&rejected, NOT_COMPILED) => {
-                        tracing::info!(%error, "the fixed script does not compile; asking again");
-                        rejected.push(format!(
-                            "{NOT_COMPILED} after your change ({error}); the script above is unchanged"
-                        ));
-                        continue;
-                    }
-                    Some(_) => {}
-                    None => {
-                        let before: BTreeSet<_> = self.imports.iter().cloned().collect();
-                        packages.extend(
-                            analysis
-                                .distributions
-                                .iter()
-                                .filter(|d| !before.contains(*d))
-                                .cloned(),
-                        );
-                        self.imports = analysis.distributions.into_iter().collect();
-                    }
+                let syntax_error = analysis.syntax_error.as_deref();
+                if let Verdict::AskAgain(note) =
+                    vet::code::fixed_script(syntax_error, &mut sent_back)
+                {
+                    tracing::info!(error = ?syntax_error, "the fixed script does not compile; asking again");
+                    rejected.push(note.render(prompts)?);
+                    continue;
+                }
+                if syntax_error.is_none() {
+                    let before: BTreeSet<_> = self.imports.iter().cloned().collect();
+                    packages.extend(
+                        analysis
+                            .distributions
+                            .iter()
+                            .filter(|d| !before.contains(*d))
+                            .cloned(),
+                    );
+                    self.imports = analysis.distributions.into_iter().collect();
                 }
             }
             return Ok(Event::CodeEdited {
@@ -963,84 +899,56 @@ impl Driver<'_> {
         }
     }
 
-    /// [`Driver::prepare_once`]; a Debian package the model asked for that cannot be had (a
-    /// malformed name, one apt does not know) is replaced by the model's answer once, or dropped
-    /// with a note, as is one a host backend's system lacks; the environment is then prepared
-    /// without it and the tests show whether the script needs it.
-    async fn prepare(&mut self, packages: &[String], code: &str) -> Result<Event, LoopError> {
-        let mut spent = crate::session::Usage::default();
-        loop {
-            let err = match self.prepare_once(packages).await {
-                Ok(Event::EnvironmentReady { .. }) => {
-                    return Ok(Event::EnvironmentReady { usage: spent });
-                }
-                Err(LoopError::Sandbox(err)) => err,
-                other => return other,
-            };
-            let (unusable, why, message) = match &err {
-                SandboxError::BadSystemPackage { package } => (
-                    vec![package.clone()],
-                    "it is not a valid Debian package name".to_owned(),
-                    "",
+    /// The environment with `packages` and the Debian packages `system`; a Debian package that
+    /// cannot be had is reported for the session to replace or drop.
+    async fn prepare(
+        &mut self,
+        packages: &[String],
+        system: &[String],
+    ) -> Result<Event, LoopError> {
+        let err = match self.prepare_once(packages, system).await {
+            Err(LoopError::Sandbox(err)) => err,
+            other => return other,
+        };
+        let (unusable, why, message, replaceable) = match &err {
+            SandboxError::BadSystemPackage { package } => (
+                vec![package.clone()],
+                "it is not a valid Debian package name".to_owned(),
+                String::new(),
+                true,
+            ),
+            SandboxError::SystemPackageNotFound { package, message } => (
+                vec![package.clone()],
+                "apt does not know it in the sandbox image".to_owned(),
+                message.clone(),
+                true,
+            ),
+            SandboxError::SystemPackagesUnavailable { packages, backend } => (
+                packages.clone(),
+                format!(
+                    "this machine lacks it and the {backend} sandbox cannot install system packages (`--sandbox docker` can)"
                 ),
-                SandboxError::SystemPackageNotFound { package, message } => (
-                    vec![package.clone()],
-                    "apt does not know it in the sandbox image".to_owned(),
-                    message.as_str(),
-                ),
-                SandboxError::SystemPackagesUnavailable { packages, backend } => (
-                    packages.clone(),
-                    format!(
-                        "this machine lacks it and the {backend} sandbox cannot install system packages (`--sandbox docker` can)"
-                    ),
-                    "",
-                ),
-                _ => return Err(err.into()),
-            };
-            let replaceable = !matches!(err, SandboxError::SystemPackagesUnavailable { .. });
-            let dropped: Vec<String> = unusable
-                .iter()
-                .map(|p| p.trim().to_owned())
-                .filter(|p| self.system_packages.remove(p))
-                .collect();
-            if dropped.is_empty() {
-                return Err(err.into());
-            }
-            if let [package] = dropped.as_slice()
-                && replaceable
-                && !self.system_replacements.contains(package)
-            {
-                let head: String = code.chars().take(REPLACEMENT_CODE_CHARS).collect();
-                let (replacement, usage) = self
-                    .steps
-                    .replace_system_package(package, &why, message, &head)
-                    .await?;
-                spent += usage;
-                if let Some(replacement) =
-                    replacement.filter(|r| self.system_tried.insert(r.clone()))
-                {
-                    let note =
-                        format!("replaced the system package {package} with {replacement}: {why}");
-                    tracing::warn!("{note}");
-                    self.notes.push(note);
-                    self.system_replacements.insert(replacement.clone());
-                    self.system_packages.insert(replacement);
-                    continue;
-                }
-            }
-            let note = format!(
-                "dropped the system package(s) {} the model asked for: {why}",
-                dropped.join(", ")
-            );
-            tracing::warn!("{note}");
-            self.notes.push(note);
-        }
+                String::new(),
+                false,
+            ),
+            _ => return Err(err.into()),
+        };
+        Ok(Event::SystemPackagesUnusable {
+            packages: unusable,
+            why,
+            message,
+            replaceable,
+            error: err.to_string(),
+        })
     }
 
-    async fn prepare_once(&mut self, packages: &[String]) -> Result<Event, LoopError> {
-        let system: Vec<&String> = self.system_packages.iter().collect();
+    async fn prepare_once(
+        &mut self,
+        packages: &[String],
+        system: &[String],
+    ) -> Result<Event, LoopError> {
         let spec = EnvSpec::new(packages)?
-            .with_system_packages(&system)?
+            .with_system_packages(system)?
             .with_python(self.python_spec.clone());
         if self.options.sandbox.cache == CacheMode::Override {
             let id = spec.id(self.interpreter);
@@ -1068,12 +976,12 @@ impl Driver<'_> {
                 self.journal.record(&Line::Environment {
                     id: env.id.to_string(),
                     packages: packages.to_vec(),
-                    system_packages: system.iter().map(|p| (*p).clone()).collect(),
+                    system_packages: system.to_vec(),
                     resolved: env.resolved.clone(),
                 })?;
                 self.env = Some(env);
                 Ok(Event::EnvironmentReady {
-                    usage: crate::session::Usage::default(),
+                    usage: crate::protocol::Usage::default(),
                 })
             }
             Err(SandboxError::PackageNotFound { package }) => Ok(Event::PackageMissing {
@@ -1157,15 +1065,15 @@ impl Driver<'_> {
     }
 }
 
-fn fixed_by(kind: crate::reclassify::FailureKind) -> &'static str {
+fn fixed_by(kind: crate::protocol::FailureKind) -> &'static str {
     match kind {
-        crate::reclassify::FailureKind::Logic => "a code edit",
-        crate::reclassify::FailureKind::Environment => "adding packages",
-        crate::reclassify::FailureKind::TestError => "rewriting the test",
+        crate::protocol::FailureKind::Logic => "a code edit",
+        crate::protocol::FailureKind::Environment => "adding packages",
+        crate::protocol::FailureKind::TestError => "rewriting the test",
     }
 }
 
-fn routed_json(failure: &crate::session::RoutedFailure) -> serde_json::Value {
+fn routed_json(failure: &crate::protocol::RoutedFailure) -> serde_json::Value {
     json!({
         "test_id": failure.test_id,
         "output": tail(&failure.output, FAILURE_OUTPUT_LIMIT),
@@ -1193,23 +1101,24 @@ fn to_test_run(report: &TestReport) -> TestRun {
     let mut results: Vec<TestResult> = report
         .collection_errors
         .iter()
-        .map(|c| TestResult {
-            id: c.path.clone(),
-            outcome: TestOutcome::CollectionError,
-            output: mask_addresses(&c.message),
+        .map(|c| {
+            TestResult::new(
+                c.path.clone(),
+                TestOutcome::CollectionError,
+                mask_addresses(&c.message),
+            )
         })
         .collect();
-    results.extend(report.tests.iter().map(|t| TestResult {
-        id: t.id.clone(),
-        outcome: match t.outcome {
+    results.extend(report.tests.iter().map(|t| {
+        let outcome = match t.outcome {
             Outcome::Passed => TestOutcome::Passed,
             Outcome::Failed => TestOutcome::Failed,
             Outcome::Error => TestOutcome::Error,
             Outcome::Skipped => TestOutcome::Skipped,
             Outcome::XFailed => TestOutcome::XFailed,
             Outcome::XPassed => TestOutcome::XPassed,
-        },
-        output: mask_addresses(&t.message),
+        };
+        TestResult::new(t.id.clone(), outcome, mask_addresses(&t.message))
     }));
     let output = format!("{}{}", report.stdout, report.stderr);
     if report.timed_out || report.memory_exceeded {
@@ -1218,17 +1127,17 @@ fn to_test_run(report: &TestReport) -> TestRun {
         } else {
             "the test session hit the memory limit"
         };
-        results.push(TestResult {
-            id: "pytest session".to_owned(),
-            outcome: TestOutcome::Error,
-            output: format!("{why}\n{}", tail(&output, FAILURE_OUTPUT_LIMIT)),
-        });
+        results.push(TestResult::new(
+            "pytest session".to_owned(),
+            TestOutcome::Error,
+            format!("{why}\n{}", tail(&output, FAILURE_OUTPUT_LIMIT)),
+        ));
     } else if results.is_empty() && report.exit_code.is_some_and(|c| c != 0 && c != 5) {
-        results.push(TestResult {
-            id: "pytest session".to_owned(),
-            outcome: TestOutcome::Error,
-            output: tail(&output, FAILURE_OUTPUT_LIMIT),
-        });
+        results.push(TestResult::new(
+            "pytest session".to_owned(),
+            TestOutcome::Error,
+            tail(&output, FAILURE_OUTPUT_LIMIT),
+        ));
     }
     TestRun { results, output }
 }
@@ -1239,6 +1148,7 @@ pub(crate) fn task_view(
     contract: &Contract,
     data: &data::DataContext,
 ) -> TaskView {
+    let profile = options.profile();
     TaskView {
         task: options.prompt.clone(),
         system_override: options.system_prompt.clone(),
@@ -1253,6 +1163,7 @@ pub(crate) fn task_view(
         datasets: data.datasets.clone(),
         rules: data.rules.clone(),
         row_keys: data.row_keys.clone(),
-        code_in_fences: options.code_in_fences,
+        code_in_fences: profile.code_in_fences,
+        skeleton: profile.skeleton,
     }
 }

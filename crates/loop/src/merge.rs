@@ -7,7 +7,8 @@
 //! Small models copy a 60-line script unchanged more readily than they rewrite one function of
 //! it; a short answer about the function at fault is also cheaper to generate.
 
-use crate::splice::{FunctionPatch, add_imports, block_end, indentation, is_blank, logical_lines};
+use crate::protocol::FunctionPatch;
+use crate::splice::{add_imports, block_end, indentation, is_blank, logical_lines};
 
 /// What a top-level piece of a Python file is.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -78,17 +78,9 @@ pub struct TaskView {
     pub row_keys: Vec<crate::RowKey>,
     /// Code and tests are answered as Markdown code blocks, not inside JSON.
     pub code_in_fences: bool,
-}
-
-/// The plan the model makes before writing code.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
-pub struct Plan {
-    /// What the script does, in a sentence or two.
-    pub summary: String,
-    /// The steps, in order.
-    pub approach: Vec<String>,
-    /// Situations in the data the script must handle.
-    pub edge_cases: Vec<String>,
+    /// The code step shows a skeleton of the script to fill in (the model profile's choice).
+    #[serde(default)]
+    pub skeleton: bool,
 }
 
 /// Renders `template` with the task view plus `extra` fields (which win on a name clash).

@@ -1,21 +1,60 @@
 //! The deterministic repairs applied to the model's code before anything runs, each logged
-//! when it changes something. The repairs themselves live in [`crate::slips`],
-//! [`crate::missing_imports`] and [`crate::splice`].
+//! when it changes something, when the model profile asks for them
+//! ([`crate::model_profile::ModelProfile::slip_repairs`]). The repairs themselves live in
+//! [`crate::slips`], [`crate::missing_imports`], [`crate::vet::solution_imports`] and
+//! [`crate::splice`].
 
 use crate::missing_imports::add_missing_imports;
-use crate::slips::{repair_fixture_imports, repair_keyword_slips, unused_solution_imports};
+use crate::slips::{repair_fixture_imports, repair_keyword_slips};
 use crate::splice::remove_top_level_function;
+use crate::vet::solution_imports::without_unused_solution_imports;
 
 /// The pytest fixture `templates/harness/conftest.py.j2` gives the tests.
 const RUN_SOLUTION_FIXTURE: &str = "run_solution";
 
+/// The repairs a generation applies: all of them, or none.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Repairs {
+    /// Whether the slips are repaired at all.
+    pub(crate) slips: bool,
+}
+
+impl Repairs {
+    /// A fragment of code (the replacement text of an edit), repaired.
+    pub(crate) fn fragment(self, code: String) -> String {
+        if self.slips {
+            fragment_repaired(code)
+        } else {
+            code
+        }
+    }
+
+    /// A whole script, repaired.
+    pub(crate) fn script(self, code: String) -> String {
+        if self.slips {
+            script_repaired(code)
+        } else {
+            code
+        }
+    }
+
+    /// A whole test file, repaired.
+    pub(crate) fn tests(self, tests: String) -> String {
+        if self.slips {
+            tests_repaired(tests)
+        } else {
+            tests
+        }
+    }
+}
+
 /// A fragment of code (the replacement text of an edit): keyword slips repaired.
-pub(crate) fn fragment_repaired(code: String) -> String {
+fn fragment_repaired(code: String) -> String {
     repaired(code, repair_keyword_slips, "repaired an `eif` keyword slip")
 }
 
 /// A whole script: keyword slips repaired and forgotten imports added.
-pub(crate) fn script_repaired(code: String) -> String {
+fn script_repaired(code: String) -> String {
     repaired(
         fragment_repaired(code),
         add_missing_imports,
@@ -25,7 +64,7 @@ pub(crate) fn script_repaired(code: String) -> String {
 
 /// A whole test file: as a script, and the harness's fixture neither imported from a module nor
 /// defined again (a `run_solution` of the test module would shadow the harness's).
-pub(crate) fn tests_repaired(tests: String) -> String {
+fn tests_repaired(tests: String) -> String {
     let tests = repaired(
         script_repaired(tests),
         |t| repair_fixture_imports(t, &[RUN_SOLUTION_FIXTURE]),
@@ -33,11 +72,7 @@ pub(crate) fn tests_repaired(tests: String) -> String {
     );
     let tests = repaired(
         tests,
-        |t| {
-            let unused = unused_solution_imports(t);
-            let names: Vec<&str> = unused.iter().map(String::as_str).collect();
-            repair_fixture_imports(t, &names)
-        },
+        without_unused_solution_imports,
         "dropped names the tests import from `solution` but never use",
     );
     repaired(

@@ -13,9 +13,10 @@ use crate::answers::{
     TestPatchesAnswer, TestsAnswer, fenced_block, fenced_blocks, strip_code_fence,
 };
 use crate::merge::definitions_and_imports;
-use crate::prompt::{Plan, TaskView, render};
-use crate::session::{Diagnosis, Event, Usage};
-use crate::splice::FunctionPatch;
+use crate::prompt::{TaskView, render};
+use crate::protocol::FunctionPatch;
+use crate::protocol::Plan;
+use crate::protocol::{Diagnosis, Event, Usage};
 
 /// The temperature of a code fix asked again after an answer was sent back.
 const WIDER_TEMPERATURE: f64 = 0.8;
@@ -489,6 +490,7 @@ mod tests {
             rules: Vec::new(),
             row_keys: Vec::new(),
             code_in_fences: true,
+            skeleton: true,
         };
         let steps = Steps {
             client,

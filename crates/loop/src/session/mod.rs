@@ -17,15 +17,19 @@
 //! - it stops on success, at `max_iterations` test runs, or when the token budget is spent,
 //!   reporting the last real error.
 
+mod environment;
+mod fixes;
+mod limits;
+mod runs;
 mod state;
 #[cfg(test)]
 mod tests;
-mod types;
 
+pub use limits::Limits;
 pub use state::{CONTRACT_TEST_FILE, Session};
-pub use types::{
-    Action, Diagnosis, Event, FailedTest, Finish, Limits, RoutedFailure, TestOutcome, TestResult,
-    TestRun, Usage,
-};
 
+pub use crate::protocol::{
+    Action, Diagnosis, Event, FailedTest, Finish, RoutedFailure, TestOutcome, TestResult, TestRun,
+    Usage,
+};
 pub use crate::reclassify::Reclassifier;
