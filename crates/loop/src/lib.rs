@@ -7,6 +7,7 @@
 
 pub mod answers;
 pub mod data;
+mod driver;
 pub mod edit;
 pub mod env_cache;
 mod error;
@@ -25,6 +26,7 @@ mod output_rules;
 pub mod prompt;
 pub mod protocol;
 pub mod reclassify;
+mod record;
 mod repairs;
 pub mod request;
 mod retry;

@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use autocoder_prompts::{PromptError, Prompts};
 use serde::{Deserialize, Serialize};
 
-use crate::request::{Input, Output};
+use crate::data::DataContext;
+use crate::options::GenerateOptions;
+use crate::request::{Contract, Input, Output};
 
 /// What the model is told about one sample dataset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,4 +97,30 @@ pub fn render(
         context.extend(extra);
     }
     prompts.render(template, context)
+}
+
+/// What every prompt may show of the task.
+pub(crate) fn task_view(
+    options: &GenerateOptions,
+    contract: &Contract,
+    data: &DataContext,
+) -> TaskView {
+    let profile = options.profile();
+    TaskView {
+        task: options.prompt.clone(),
+        system_override: options.system_prompt.clone(),
+        schema_text: options.schema_text.clone(),
+        schema_keys: options
+            .schema_text
+            .as_deref()
+            .map(crate::schema_keys::top_level_keys)
+            .unwrap_or_default(),
+        inputs: contract.inputs.clone(),
+        outputs: contract.outputs.clone(),
+        datasets: data.datasets.clone(),
+        rules: data.rules.clone(),
+        row_keys: data.row_keys.clone(),
+        code_in_fences: profile.code_in_fences,
+        skeleton: profile.skeleton,
+    }
 }
