@@ -2,11 +2,11 @@
 //! when it changes something, when the model profile asks for them
 //! ([`crate::model_profile::ModelProfile::slip_repairs`]). The repairs themselves live in
 //! [`crate::slips`], [`crate::missing_imports`], [`crate::vet::solution_imports`] and
-//! [`crate::splice`].
+//! [`crate::pysrc::splice`].
 
 use crate::missing_imports::add_missing_imports;
+use crate::pysrc::splice::remove_top_level_function;
 use crate::slips::{repair_fixture_imports, repair_keyword_slips};
-use crate::splice::remove_top_level_function;
 use crate::vet::solution_imports::without_unused_solution_imports;
 
 /// The pytest fixture `templates/harness/conftest.py.j2` gives the tests.

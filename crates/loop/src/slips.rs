@@ -10,7 +10,7 @@
 //! can only fail at collection. The name is dropped from the import (and so is any name imported
 //! from `solution` that the tests never use: [`crate::vet::solution_imports`]).
 
-use crate::splice::indentation;
+use crate::pysrc::splice::indentation;
 
 /// The code with every `eif ...:` line rewritten, or `None` when there is none.
 pub(crate) fn repair_keyword_slips(code: &str) -> Option<String> {

@@ -12,11 +12,11 @@ use crate::answers::{
     CodeAnswer, CodeEditsAnswer, DiagnosisAnswer, ReplacementAnswer, SystemReplacementAnswer,
     TestPatchesAnswer, TestsAnswer, fenced_block, fenced_blocks, strip_code_fence,
 };
-use crate::merge::definitions_and_imports;
 use crate::prompt::{TaskView, render};
 use crate::protocol::FunctionPatch;
 use crate::protocol::Plan;
 use crate::protocol::{Diagnosis, Event, Usage};
+use crate::pysrc::merge::definitions_and_imports;
 
 /// The temperature of a code fix asked again after an answer was sent back.
 const WIDER_TEMPERATURE: f64 = 0.8;

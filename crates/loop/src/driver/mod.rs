@@ -19,11 +19,11 @@ use crate::installable::keep_installable;
 use crate::journal::Journal;
 use crate::options::GenerateOptions;
 use crate::protocol::{Action, Event, FailureKind, RoutedFailure, TestOutcome};
+use crate::pysrc::splice::{function_name, function_source};
 use crate::repairs::Repairs;
 use crate::request::Contract;
 use crate::rundir::RunDir;
 use crate::session::Session;
-use crate::splice::{function_name, function_source};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, Steps, tail};
 
 /// Characters of the script shown when asking for a Debian package in place of a missing one.

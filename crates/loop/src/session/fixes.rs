@@ -1,10 +1,10 @@
 //! What the session does with code edits and test patches.
 
 use super::Session;
-use crate::edit::apply_edits;
 use crate::protocol::{Action, Edit, FailureKind, FunctionPatch, RoutedFailure};
+use crate::pysrc::edit::apply_edits;
+use crate::pysrc::splice::splice_functions;
 use crate::reclassify::Signature;
-use crate::splice::splice_functions;
 
 impl Session {
     pub(super) fn on_code_edited(&mut self, edits: &[Edit], packages: Vec<String>) {

@@ -4,8 +4,8 @@ use serde_json::json;
 
 use super::solution_imports::imports_itself;
 use super::{Check, Note, SentBack, Verdict};
-use crate::fix_blocks::apply_fix_blocks;
 use crate::protocol::Edit;
+use crate::pysrc::fix_blocks::apply_fix_blocks;
 
 /// A new script that does not compile is written again, once.
 pub(crate) fn script(syntax_error: Option<&str>, sent: &mut SentBack) -> Verdict {
