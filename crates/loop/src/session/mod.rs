@@ -5,6 +5,13 @@
 //!
 //! The rules:
 //! - plan, then code, then the environment, then tests written without seeing the code;
+//! - a distribution the index lacks is replaced by the model's answer (three at most, none
+//!   twice), else the script is written without it; a Debian package the environment cannot get
+//!   is replaced by the model's answer once (never by one asked for before), else dropped with a
+//!   note, and the run ends when none of the unusable ones is the model's to drop;
+//! - a failure whose report shows the script at fault (an output of the wrong type, a name the
+//!   script never defined: [`Fault`](crate::protocol::Fault)) or that the contract test found
+//!   never goes to the test fixer;
 //! - a run passes only when at least one test passed and none failed or errored (skips and
 //!   xfails are not passes); a collection error is diagnosed like any failure, except that
 //!   tests using a name `solution` does not define are written anew (they test a guess);
