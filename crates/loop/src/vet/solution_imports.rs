@@ -18,7 +18,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::slips::repair_fixture_imports;
+use crate::repairs::slips::repair_fixture_imports;
 
 /// `from solution import x, y`, `import solution`, `import solution as s`.
 static SOLUTION_IMPORT: LazyLock<Option<Regex>> = LazyLock::new(|| {
@@ -119,7 +119,7 @@ mod tests {
     use super::{
         imports_itself, name_missing_from_solution, solution_imports, unused_solution_imports,
     };
-    use crate::slips::repair_fixture_imports;
+    use crate::repairs::slips::repair_fixture_imports;
     #[test]
     fn solution_imports_the_tests_never_use_are_found() {
         let tests = "import pytest\nfrom solution import read_sales, compute as c, main  # guess\n\n\

@@ -1,13 +1,16 @@
 //! The deterministic repairs applied to the model's code before anything runs, each logged
 //! when it changes something, when the model profile asks for them
 //! ([`crate::model_profile::ModelProfile::slip_repairs`]). The repairs themselves live in
-//! [`crate::slips`], [`crate::missing_imports`], [`crate::vet::solution_imports`] and
+//! [`slips`], [`missing_imports`], [`crate::vet::solution_imports`] and
 //! [`crate::pysrc::splice`].
 
-use crate::missing_imports::add_missing_imports;
+pub(crate) mod missing_imports;
+pub(crate) mod slips;
+
 use crate::pysrc::splice::remove_top_level_function;
-use crate::slips::{repair_fixture_imports, repair_keyword_slips};
 use crate::vet::solution_imports::without_unused_solution_imports;
+use missing_imports::add_missing_imports;
+use slips::{repair_fixture_imports, repair_keyword_slips};
 
 /// The pytest fixture `templates/harness/conftest.py.j2` gives the tests.
 const RUN_SOLUTION_FIXTURE: &str = "run_solution";
