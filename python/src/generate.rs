@@ -149,6 +149,7 @@ pub(crate) fn generate(
         prompts_dir: None,
         tests_see_code,
         code_in_fences,
+        model_profile: None,
         model: model.clone(),
         name,
     };

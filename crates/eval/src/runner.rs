@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use autocoder_llm::{LlmClient, LlmConfig, LlmError};
 use autocoder_loop::session::Limits;
-use autocoder_loop::{GenerateOptions, LoopError, Progress, SandboxOptions, generate};
+use autocoder_loop::{GenerateOptions, LoopError, ProfileName, Progress, SandboxOptions, generate};
 use serde::Serialize;
 
 use crate::error::EvalError;
@@ -45,6 +45,8 @@ pub struct EvalOptions {
     pub sandbox: SandboxOptions,
     /// Code and tests as Markdown blocks.
     pub code_in_fences: bool,
+    /// The model profile named (`--model-profile`); `None`: chosen by the model's name.
+    pub model_profile: Option<ProfileName>,
     /// The test writer sees the code.
     pub tests_see_code: bool,
     /// Sample rows shown per dataset.
@@ -63,6 +65,8 @@ struct Settings<'a> {
     token_budget: Option<u64>,
     task_timeout_seconds: u64,
     code_in_fences: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model_profile: Option<ProfileName>,
     tests_see_code: bool,
     sample_rows: usize,
     prompts_dir: Option<&'a Path>,
@@ -81,6 +85,7 @@ impl EvalOptions {
             token_budget: self.token_budget,
             task_timeout_seconds: self.task_timeout.as_secs(),
             code_in_fences: self.code_in_fences,
+            model_profile: self.model_profile,
             tests_see_code: self.tests_see_code,
             sample_rows: self.sample_rows,
             prompts_dir: self.prompts_dir.as_deref(),
@@ -205,6 +210,7 @@ async fn run_one(
         prompts_dir: options.prompts_dir.clone(),
         tests_see_code: options.tests_see_code,
         code_in_fences: options.code_in_fences,
+        model_profile: options.model_profile,
         model: options.model.clone(),
         ..GenerateOptions::default()
     };

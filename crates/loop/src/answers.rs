@@ -4,9 +4,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::edit::Edit;
-use crate::reclassify::FailureKind;
-use crate::splice::FunctionPatch;
+use crate::protocol::Edit;
+use crate::protocol::FailureKind;
+use crate::protocol::FunctionPatch;
 
 /// The `code` step's answer.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

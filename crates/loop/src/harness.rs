@@ -7,12 +7,13 @@ use std::collections::BTreeMap;
 use autocoder_llm::LlmClient;
 use autocoder_prompts::Prompts;
 use autocoder_sandbox::{Input as SandboxInput, Value as SandboxValue};
+use serde_json::json;
 
 use crate::LoopError;
 use crate::data::DataContext;
 use crate::options::GenerateOptions;
 use crate::prompt::TaskView;
-use crate::request::{Contract, IoType};
+use crate::request::{Contract, IoType, OUTPUTS_DIR};
 use crate::rundir::StepUsage;
 
 /// The name of the harness's own test file.
@@ -24,7 +25,7 @@ pub fn conftest(
     contract: &Contract,
     options: &GenerateOptions,
 ) -> Result<String, LoopError> {
-    crate::generate::render_conftest(prompts, contract, options)
+    render_conftest(prompts, contract, options)
 }
 
 /// `conftest.py` for the script outside the sandbox: outputs under `outputs_dir`, inputs
@@ -36,7 +37,7 @@ pub fn conftest_at(
     outputs_dir: &str,
     defaults: &BTreeMap<&str, &str>,
 ) -> Result<String, LoopError> {
-    crate::generate::render_conftest_at(prompts, contract, timeout_seconds, outputs_dir, defaults)
+    render_conftest_at(prompts, contract, timeout_seconds, outputs_dir, defaults)
 }
 
 /// `test_contract.py`: the script runs on the samples and writes its declared outputs (`None`
@@ -46,7 +47,7 @@ pub fn contract_test(
     contract: &Contract,
     data: &DataContext,
 ) -> Result<Option<String>, LoopError> {
-    crate::generate::render_contract_test(prompts, contract, &data.row_keys)
+    render_contract_test(prompts, contract, &data.row_keys)
 }
 
 /// The sample files pytest runs mount, by input name.
@@ -66,16 +67,75 @@ pub fn sample_inputs(contract: &Contract) -> Vec<SandboxInput> {
 
 /// The task as the pipeline's prompts show it.
 pub fn task_view(options: &GenerateOptions, contract: &Contract, data: &DataContext) -> TaskView {
-    crate::generate::task_view(options, contract, data)
+    crate::prompt::task_view(options, contract, data)
 }
 
 /// The client's calls, tokens and time per step, as `result.json` records them.
 pub fn usage_by_step(client: &LlmClient) -> BTreeMap<String, StepUsage> {
-    crate::generate::usage_by_step(client)
+    crate::record::usage_by_step(client)
 }
 
 /// The interpreter environments are built on for `--python` (a version found installed, or a
 /// path; the default without one).
 pub async fn python_spec(choice: Option<&str>) -> Result<autocoder_sandbox::PythonSpec, LoopError> {
     crate::options::python_spec(choice).await
+}
+
+pub(crate) fn render_conftest(
+    prompts: &Prompts,
+    contract: &Contract,
+    options: &GenerateOptions,
+) -> Result<String, LoopError> {
+    let defaults: BTreeMap<&str, &str> = contract
+        .inputs
+        .iter()
+        .filter_map(|i| Some((i.name.as_str(), i.mount.as_deref()?)))
+        .collect();
+    let timeout = options.sandbox.limits.wall_timeout.as_secs().max(1);
+    render_conftest_at(prompts, contract, timeout, OUTPUTS_DIR, &defaults)
+}
+
+/// `conftest.py` for a script whose outputs go to `outputs_dir` and whose inputs default to
+/// `defaults` (name -> path), runs cut at `timeout` seconds.
+pub(crate) fn render_conftest_at(
+    prompts: &Prompts,
+    contract: &Contract,
+    timeout: u64,
+    outputs_dir: &str,
+    defaults: &BTreeMap<&str, &str>,
+) -> Result<String, LoopError> {
+    let output_types: BTreeMap<&str, &str> = contract
+        .outputs
+        .iter()
+        .map(|o| (o.name.as_str(), o.ty.name()))
+        .collect();
+    let input_names: Vec<&str> = contract.inputs.iter().map(|i| i.name.as_str()).collect();
+    Ok(prompts.render(
+        "harness/conftest.py.j2",
+        json!({
+            "outputs_dir": outputs_dir,
+            "timeout_seconds": timeout,
+            "output_types": output_types,
+            "default_arguments": defaults,
+            "input_names": input_names,
+        }),
+    )?)
+}
+
+/// The harness's own test (`test_contract.py`): the script runs on the samples with no
+/// arguments and writes every declared output with its type. Only when every input has a
+/// sample to default to (a required scalar has no value to run with). Each "one row per key"
+/// rule adds a test that counts the key in the sample and in the CSV written from it.
+pub(crate) fn render_contract_test(
+    prompts: &Prompts,
+    contract: &Contract,
+    row_keys: &[crate::RowKey],
+) -> Result<Option<String>, LoopError> {
+    if contract.inputs.iter().any(|i| i.mount.is_none()) {
+        return Ok(None);
+    }
+    Ok(Some(prompts.render(
+        "harness/test_contract.py.j2",
+        json!({"outputs_dir": OUTPUTS_DIR, "row_keys": row_keys}),
+    )?))
 }

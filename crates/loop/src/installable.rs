@@ -12,7 +12,7 @@ use autocoder_sandbox::imports_to_packages;
 use regex::Regex;
 
 use crate::LoopError;
-use crate::session::Diagnosis;
+use crate::protocol::Diagnosis;
 
 /// A PEP 508 name, optional extras and optional version specifiers.
 static REQUIREMENT: LazyLock<Option<Regex>> = LazyLock::new(|| {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use autocoder_sandbox::Backend;
 
 use crate::LoopError;
+use crate::model_profile::{ModelProfile, ProfileName};
 use crate::request::{Contract, Declaration, Sample};
 use crate::session::Limits;
 
@@ -116,10 +117,12 @@ pub struct GenerateOptions {
     /// Show the script to the test writer (by default the tests are written from the task, the
     /// data and the contract alone, which catches more bugs).
     pub tests_see_code: bool,
-    /// Ask for the script and the tests as Markdown code blocks instead of JSON strings. Small
-    /// local models write valid Python far more often that way (no escaping); the packages
-    /// then come from the script's imports alone.
+    /// Ask for the script and the tests as Markdown code blocks instead of JSON strings,
+    /// whatever the model profile says. Small local models write valid Python far more often
+    /// that way (no escaping); the packages then come from the script's imports alone.
     pub code_in_fences: bool,
+    /// The model profile to use (`--model-profile`); `None` chooses it by the model's name.
+    pub model_profile: Option<ProfileName>,
     /// The model name, as the user gave it (recorded in the result).
     pub model: String,
     /// The run's name (`--name`): recorded in the result and put on the Docker containers.
@@ -138,6 +141,12 @@ impl GenerateOptions {
             check_run_name(name)?;
         }
         Contract::new(&self.inputs, &self.outputs, &self.samples)
+    }
+
+    /// The model profile the generation uses: the one named, else the model's, with fences
+    /// when `code_in_fences` asks for them.
+    pub fn profile(&self) -> ModelProfile {
+        ModelProfile::choose(self.model_profile, &self.model, self.code_in_fences)
     }
 }
 

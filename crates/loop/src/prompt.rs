@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use autocoder_prompts::{PromptError, Prompts};
 use serde::{Deserialize, Serialize};
 
-use crate::request::{Input, Output};
+use crate::data::DataContext;
+use crate::options::GenerateOptions;
+use crate::request::{Contract, Input, Output};
 
 /// What the model is told about one sample dataset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,17 +80,9 @@ pub struct TaskView {
     pub row_keys: Vec<crate::RowKey>,
     /// Code and tests are answered as Markdown code blocks, not inside JSON.
     pub code_in_fences: bool,
-}
-
-/// The plan the model makes before writing code.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
-pub struct Plan {
-    /// What the script does, in a sentence or two.
-    pub summary: String,
-    /// The steps, in order.
-    pub approach: Vec<String>,
-    /// Situations in the data the script must handle.
-    pub edge_cases: Vec<String>,
+    /// The code step shows a skeleton of the script to fill in (the model profile's choice).
+    #[serde(default)]
+    pub skeleton: bool,
 }
 
 /// Renders `template` with the task view plus `extra` fields (which win on a name clash).
@@ -103,4 +97,30 @@ pub fn render(
         context.extend(extra);
     }
     prompts.render(template, context)
+}
+
+/// What every prompt may show of the task.
+pub(crate) fn task_view(
+    options: &GenerateOptions,
+    contract: &Contract,
+    data: &DataContext,
+) -> TaskView {
+    let profile = options.profile();
+    TaskView {
+        task: options.prompt.clone(),
+        system_override: options.system_prompt.clone(),
+        schema_text: options.schema_text.clone(),
+        schema_keys: options
+            .schema_text
+            .as_deref()
+            .map(crate::schema_keys::top_level_keys)
+            .unwrap_or_default(),
+        inputs: contract.inputs.clone(),
+        outputs: contract.outputs.clone(),
+        datasets: data.datasets.clone(),
+        rules: data.rules.clone(),
+        row_keys: data.row_keys.clone(),
+        code_in_fences: profile.code_in_fences,
+        skeleton: profile.skeleton,
+    }
 }

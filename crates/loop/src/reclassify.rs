@@ -11,28 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-/// What is wrong, according to a diagnosis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureKind {
-    /// The script is wrong: fix the code.
-    Logic,
-    /// Something is missing from the environment: add or replace packages.
-    Environment,
-    /// The test is wrong: fix the test.
-    TestError,
-}
-
-impl FailureKind {
-    /// The name used in prompts and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            FailureKind::Logic => "logic",
-            FailureKind::Environment => "environment",
-            FailureKind::TestError => "test_error",
-        }
-    }
-}
+use crate::protocol::FailureKind;
 
 /// A failure's identity across iterations: which test, failing how.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -28,9 +28,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::prompt::Plan;
+use crate::protocol::Plan;
+use crate::protocol::Usage;
 use crate::request::{Input, Output};
-use crate::session::Usage;
 
 /// Version of the `result.json` layout; bumped on incompatible changes.
 pub const RESULT_FORMAT_VERSION: u32 = 1;

@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use autocoder_eval::{EvalEvent, EvalOptions, Split, Suite, render_table, run_suite};
 
 use crate::cli::GlobalArgs;
-use crate::commands::generate::{ModelArgs, SandboxArgs};
+use crate::commands::generate::{ModelArgs, SandboxArgs, parse_model_profile};
 use crate::output::write_stdout;
 
 /// `autocoder eval ...`
@@ -43,6 +43,15 @@ pub(crate) struct EvalArgs {
     /// Ask for code and tests as Markdown blocks (as `generate --code-in-fences`).
     #[arg(long)]
     code_in_fences: bool,
+    /// What the loop does for a kind of model: `small` (1.5B-class local models: code as
+    /// Markdown blocks, repairs of their slips such as `eif`, a second ask for tests that type
+    /// expected values by hand, a script skeleton to fill in), `guarded` (all of that with code
+    /// inside JSON), `capable` (none of it). Default: chosen by the model's name: a size up to
+    /// 14B (`qwen2.5-coder-1.5b`) is small; a larger one or a hosted frontier family (gpt-4,
+    /// gpt-5, o1, o3, o4, claude, gemini, grok, deepseek, mistral-large) capable; any other name
+    /// guarded. `--code-in-fences` adds code blocks to any profile.
+    #[arg(long, value_name = "NAME", value_parser = parse_model_profile)]
+    model_profile: Option<autocoder_loop::ProfileName>,
     /// Show the script to the test writer.
     #[arg(long)]
     tests_see_code: bool,
@@ -96,6 +105,7 @@ pub(crate) async fn run(args: EvalArgs, global: &GlobalArgs) -> anyhow::Result<i
         out_dir: args.out.clone(),
         sandbox: args.sandbox.options()?,
         code_in_fences: args.code_in_fences,
+        model_profile: args.model_profile,
         tests_see_code: args.tests_see_code,
         sample_rows: args.sample_rows,
         prompts_dir: args.prompts_dir.clone(),

@@ -10,7 +10,7 @@ use autocoder_llm::{CallParams, LlmClient, LlmConfig, ModelSpec};
 use autocoder_loop::request::{Declaration, Sample};
 use autocoder_loop::rundir::GenerationResult;
 use autocoder_loop::session::Limits;
-use autocoder_loop::{CacheMode, GenerateOptions, Progress, SandboxOptions, generate};
+use autocoder_loop::{CacheMode, GenerateOptions, ProfileName, Progress, SandboxOptions, generate};
 use autocoder_sandbox::Backend;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -210,9 +210,29 @@ pub(crate) struct PromptArgs {
     tests_see_code: bool,
     /// Ask for the script and the tests as Markdown code blocks instead of JSON strings (small
     /// local models write valid Python far more often that way; packages then come from the
-    /// script's imports).
+    /// script's imports), whatever the model profile.
     #[arg(long)]
     code_in_fences: bool,
+    /// What the loop does for a kind of model: `small` (1.5B-class local models: code as
+    /// Markdown blocks, repairs of their slips such as `eif`, a second ask for tests that type
+    /// expected values by hand, a script skeleton to fill in), `guarded` (all of that with code
+    /// inside JSON), `capable` (none of it). Default: chosen by the model's name: a size up to
+    /// 14B (`qwen2.5-coder-1.5b`) is small; a larger one or a hosted frontier family (gpt-4,
+    /// gpt-5, o1, o3, o4, claude, gemini, grok, deepseek, mistral-large) capable; any other name
+    /// guarded. `--code-in-fences` adds code blocks to any profile.
+    #[arg(long, value_name = "NAME", value_parser = parse_model_profile)]
+    model_profile: Option<ProfileName>,
+}
+
+/// A `--model-profile` name.
+pub(crate) fn parse_model_profile(name: &str) -> Result<ProfileName, String> {
+    ProfileName::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = ProfileName::ALL.iter().map(|p| p.name()).collect();
+        format!(
+            "`{name}` is not a model profile; one of {}",
+            names.join(", ")
+        )
+    })
 }
 
 /// Sandbox settings, shared by `generate` and `run`.
@@ -420,6 +440,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         prompts_dir: args.prompting.prompts_dir.clone(),
         tests_see_code: args.prompting.tests_see_code,
         code_in_fences: args.prompting.code_in_fences,
+        model_profile: args.prompting.model_profile,
         model: args.model.model.clone(),
         name: args.name.clone(),
     };

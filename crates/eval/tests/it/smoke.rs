@@ -76,6 +76,7 @@ fn options(server: &ScriptedServer, out: &std::path::Path) -> EvalOptions {
         out_dir: out.to_path_buf(),
         sandbox: suite::sandbox(),
         code_in_fences: false,
+        model_profile: None,
         tests_see_code: false,
         sample_rows: 10,
         prompts_dir: None,

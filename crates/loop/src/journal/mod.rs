@@ -22,7 +22,7 @@ pub use attach::{StoreGuard, open};
 pub use request::{AgentRecord, ModelRecord, REDACTED, RequestRecord, SandboxRecord};
 pub use writer::{Journal, KILL_AFTER_LINES_VAR};
 
-use crate::session::{Event, Finish, RoutedFailure};
+use crate::protocol::{Event, Finish, RoutedFailure};
 
 /// The journal's file name in the run directory.
 pub const JOURNAL_FILE: &str = "journal.jsonl";

@@ -51,6 +51,9 @@ pub struct RequestRecord {
     pub tests_see_code: bool,
     /// Whether code comes in Markdown blocks.
     pub code_in_fences: bool,
+    /// The model profile named (`--model-profile`); none: chosen by the model's name.
+    #[serde(default)]
+    pub model_profile: Option<crate::ProfileName>,
     /// The model and its settings.
     pub model: ModelRecord,
     /// The run's name (`--name`).
@@ -232,6 +235,7 @@ impl RequestRecord {
             prompts_dir: options.prompts_dir.clone(),
             tests_see_code: options.tests_see_code,
             code_in_fences: options.code_in_fences,
+            model_profile: options.model_profile,
             model: ModelRecord {
                 model: llm.model.to_string(),
                 api_base: llm.api_base.as_deref().map(redact_url),
@@ -324,6 +328,7 @@ impl RequestRecord {
             prompts_dir: self.prompts_dir.clone(),
             tests_see_code: self.tests_see_code,
             code_in_fences: self.code_in_fences,
+            model_profile: self.model_profile,
             model: self.model.model.clone(),
             name: self.name.clone(),
             shown: self.shown.map(|(rows, context_tokens)| crate::data::Shown {

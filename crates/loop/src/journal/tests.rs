@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::options::GenerateOptions;
-use crate::session::Finish;
+use crate::protocol::Finish;
 
 fn request() -> RequestRecord {
     let options = GenerateOptions {

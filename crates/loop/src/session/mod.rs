@@ -5,6 +5,13 @@
 //!
 //! The rules:
 //! - plan, then code, then the environment, then tests written without seeing the code;
+//! - a distribution the index lacks is replaced by the model's answer (three at most, none
+//!   twice), else the script is written without it; a Debian package the environment cannot get
+//!   is replaced by the model's answer once (never by one asked for before), else dropped with a
+//!   note, and the run ends when none of the unusable ones is the model's to drop;
+//! - a failure whose report shows the script at fault (an output of the wrong type, a name the
+//!   script never defined: [`Fault`](crate::protocol::Fault)) or that the contract test found
+//!   never goes to the test fixer;
 //! - a run passes only when at least one test passed and none failed or errored (skips and
 //!   xfails are not passes); a collection error is diagnosed like any failure, except that
 //!   tests using a name `solution` does not define are written anew (they test a guess);
@@ -17,15 +24,19 @@
 //! - it stops on success, at `max_iterations` test runs, or when the token budget is spent,
 //!   reporting the last real error.
 
+mod environment;
+mod fixes;
+mod limits;
+mod runs;
 mod state;
 #[cfg(test)]
 mod tests;
-mod types;
 
+pub use limits::Limits;
 pub use state::{CONTRACT_TEST_FILE, Session};
-pub use types::{
-    Action, Diagnosis, Event, FailedTest, Finish, Limits, RoutedFailure, TestOutcome, TestResult,
-    TestRun, Usage,
-};
 
+pub use crate::protocol::{
+    Action, Diagnosis, Event, FailedTest, Finish, RoutedFailure, TestOutcome, TestResult, TestRun,
+    Usage,
+};
 pub use crate::reclassify::Reclassifier;

@@ -4,5 +4,6 @@
 mod generate;
 mod harness;
 mod prompts;
+mod pysrc;
 mod row_keys;
 mod system_packages;

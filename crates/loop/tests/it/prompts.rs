@@ -1,7 +1,8 @@
 //! Every loop prompt, rendered from one realistic request and snapshotted: a change to a template
 //! or to the data it receives shows up as a reviewable diff.
 
-use autocoder_loop::prompt::{CheckView, DatasetView, Plan, RuleView, TaskView, render};
+use autocoder_loop::prompt::{CheckView, DatasetView, RuleView, TaskView, render};
+use autocoder_loop::protocol::Plan;
 use autocoder_loop::request::{Contract, Declaration, Sample};
 use autocoder_prompts::Prompts;
 use serde_json::json;
@@ -53,6 +54,7 @@ fn task() -> TaskView {
         }],
         row_keys: Vec::new(),
         code_in_fences: false,
+        skeleton: true,
     }
 }
 
@@ -540,4 +542,86 @@ fn a_text_output_described_by_a_json_schema_is_compared_parsed() {
         assert!(!plain.contains("json.loads"), "{plain}");
         assert!(plain.contains("assert result.outputs['summary'] == expected_summary"));
     }
+}
+
+#[test]
+fn a_capable_model_gets_no_skeleton_only_the_contract() {
+    let prompts = Prompts::embedded().unwrap();
+    let with = render(
+        &prompts,
+        "loop/code.j2",
+        &task(),
+        json!({"plan": plan(), "notes": []}),
+    )
+    .unwrap();
+    let without = render(
+        &prompts,
+        "loop/code.j2",
+        &TaskView {
+            skeleton: false,
+            ..task()
+        },
+        json!({"plan": plan(), "notes": []}),
+    )
+    .unwrap();
+    assert!(with.contains("Start from this skeleton") && with.contains("def compute("));
+    assert!(
+        !without.contains("skeleton") && !without.contains("def compute("),
+        "{without}"
+    );
+    // What the skeleton spelled out in code, the contract still says in words.
+    assert!(without.contains("Command-line arguments (parse them with argparse"));
+    assert!(without.contains("`/var/outputs/` already exists"));
+    assert!(without.contains("Write the complete script"));
+}
+
+/// Every "answer again" note, rendered as the model reads it.
+#[test]
+fn notes_sent_back_with_an_answer() {
+    let prompts = Prompts::embedded().unwrap();
+    let note = |name: &str, context: serde_json::Value| {
+        prompts
+            .render(&format!("loop/notes/{name}.j2"), context)
+            .unwrap()
+            .trim_matches('\n')
+            .to_owned()
+    };
+    let imports = json!(["from solution import total", "import solution as s"]);
+    let numbers = json!(["expected_total = 12.5", "assert len(written) == 4"]);
+    let notes = [
+        note(
+            "unusable",
+            json!({"error": "EOF while parsing a string at line 1"}),
+        ),
+        note(
+            "code_not_compiled",
+            json!({"error": "line 3: invalid syntax"}),
+        ),
+        note(
+            "tests_not_compiled",
+            json!({"error": "line 3: invalid syntax"}),
+        ),
+        note(
+            "fix_not_compiled",
+            json!({"error": "line 3: invalid syntax"}),
+        ),
+        note(
+            "fix_not_merged",
+            json!({"problem": "no block names a function of the script"}),
+        ),
+        note("fix_not_whole", json!({"imports_itself": true})),
+        note(
+            "fix_not_whole",
+            json!({"imports_itself": false, "lines": 2, "script_lines": 40}),
+        ),
+        note("tests_import_solution", json!({"lines": imports})),
+        note(
+            "tests_hand_written",
+            json!({"sources": ["sales_rows", "log_lines"], "lines": numbers}),
+        ),
+    ];
+    for text in &notes {
+        assert!(!text.contains('\n'), "a note is one line: {text}");
+    }
+    insta::assert_snapshot!("notes", notes.join("\n"));
 }

@@ -1,31 +1,60 @@
-//! What the session asks for and what it is told.
+//! The loop's protocol: what the [`Session`](crate::session::Session) asks the driver to do
+//! ([`Action`]), what the driver reports back ([`Event`]), and the values both carry (test runs,
+//! diagnoses, routed failures, code edits, test patches, the plan). The session and the driver
+//! depend on these types, not on each other.
 
 use serde::{Deserialize, Serialize};
 
-use crate::edit::Edit;
-use crate::prompt::Plan;
-use crate::reclassify::FailureKind;
-use crate::splice::FunctionPatch;
-
-/// Bounds on a generation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Limits {
-    /// Test runs at most (the first run included).
-    pub max_iterations: u32,
-    /// Input plus output tokens at most, over all model calls.
-    pub token_budget: Option<u64>,
-    /// Stop once the code and its environment exist, without tests.
-    pub skip_tests: bool,
+/// The plan the model makes before writing code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+pub struct Plan {
+    /// What the script does, in a sentence or two.
+    pub summary: String,
+    /// The steps, in order.
+    pub approach: Vec<String>,
+    /// Situations in the data the script must handle.
+    pub edge_cases: Vec<String>,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_iterations: 10,
-            token_budget: None,
-            skip_tests: false,
+/// What is wrong, according to a diagnosis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The script is wrong: fix the code.
+    Logic,
+    /// Something is missing from the environment: add or replace packages.
+    Environment,
+    /// The test is wrong: fix the test.
+    TestError,
+}
+
+impl FailureKind {
+    /// The name used in prompts and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureKind::Logic => "logic",
+            FailureKind::Environment => "environment",
+            FailureKind::TestError => "test_error",
         }
     }
+}
+
+/// One requested change: replace the unique excerpt `find` with `replace`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+pub struct Edit {
+    /// An exact excerpt of the current script, whole lines with their indentation.
+    pub find: String,
+    /// Its new text.
+    pub replace: String,
+}
+
+/// A new version of one test function.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+pub struct FunctionPatch {
+    /// `test_name`, or `ClassName.test_name` for a method; a `[param]` suffix is ignored.
+    pub name: String,
+    /// The whole function, decorators included, at any indentation.
+    pub source: String,
 }
 
 /// Tokens one model call used.
@@ -75,6 +104,23 @@ pub enum TestOutcome {
     CollectionError,
 }
 
+/// What a failing test's report shows about the script (see [`TestResult::new`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "fault", rename_all = "snake_case")]
+pub enum Fault {
+    /// The harness read an output that is not of its declared type: whatever a test expects,
+    /// the script broke the contract.
+    OutputType,
+    /// The script crashed on a name it never defined (`NameError`, `UnboundLocalError` raised
+    /// in `solution.py`): a defect of the script whatever input the test gave it.
+    UndefinedName,
+    /// The test used a name `solution` does not define: it tests a guess, not the contract.
+    MissingFromSolution {
+        /// The name.
+        name: String,
+    },
+}
+
 /// One test's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestResult {
@@ -84,6 +130,9 @@ pub struct TestResult {
     pub outcome: TestOutcome,
     /// pytest's report for it (empty when it passed).
     pub output: String,
+    /// What the report shows about the script.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<Fault>,
 }
 
 /// One run of the tests.
@@ -184,10 +233,14 @@ pub enum Action {
         notes: Vec<String>,
     },
     /// Build (or reuse) the environment with these distributions; answer with
-    /// [`Event::EnvironmentReady`] or [`Event::PackageMissing`].
+    /// [`Event::EnvironmentReady`], [`Event::PackageMissing`] or
+    /// [`Event::SystemPackagesUnusable`].
     PrepareEnvironment {
         /// Distributions, sorted.
         packages: Vec<String>,
+        /// Debian packages, sorted.
+        #[serde(default)]
+        system_packages: Vec<String>,
     },
     /// Ask which distribution replaces one that does not exist; answer with
     /// [`Event::PackageReplaced`].
@@ -196,6 +249,16 @@ pub enum Action {
         package: String,
         /// The installer's message.
         error: String,
+    },
+    /// Ask which Debian package replaces one that cannot be had; answer with
+    /// [`Event::SystemPackageReplaced`].
+    ReplaceSystemPackage {
+        /// The package that cannot be had.
+        package: String,
+        /// Why, in words.
+        why: String,
+        /// apt's message, if any.
+        message: String,
     },
     /// Run the tests; answer with [`Event::TestsRan`].
     RunTests,
@@ -254,6 +317,9 @@ pub enum Event {
         code: String,
         /// Distributions the script needs (imports already mapped by the driver).
         packages: Vec<String>,
+        /// Debian packages the model says the script needs.
+        #[serde(default)]
+        system_packages: Vec<String>,
         /// Tokens.
         usage: Usage,
     },
@@ -266,7 +332,7 @@ pub enum Event {
     },
     /// The environment exists.
     EnvironmentReady {
-        /// Tokens (a Debian package replaced on the way).
+        /// Tokens (none: replacing a Debian package is a step of its own).
         usage: Usage,
     },
     /// A distribution does not exist.
@@ -282,6 +348,30 @@ pub enum Event {
         package: String,
         /// What to install instead.
         replacement: Option<String>,
+        /// Tokens.
+        usage: Usage,
+    },
+    /// Debian packages the environment cannot get.
+    SystemPackagesUnusable {
+        /// Them.
+        packages: Vec<String>,
+        /// Why, in words.
+        why: String,
+        /// apt's message, if any.
+        message: String,
+        /// Whether another package could stand in (not when the backend installs none).
+        replaceable: bool,
+        /// The sandbox's error, for a run that has to end on it.
+        error: String,
+    },
+    /// The model's Debian package in place of one that cannot be had (`None`: none needed).
+    SystemPackageReplaced {
+        /// The package that cannot be had.
+        package: String,
+        /// What to install instead.
+        replacement: Option<String>,
+        /// Why the package could not be had, in words.
+        why: String,
         /// Tokens.
         usage: Usage,
     },

@@ -1,10 +1,12 @@
 //! The loop's rules, one scenario each, driven through `next` and `apply`.
 
+mod system_packages;
+
 use super::*;
-use crate::edit::Edit;
-use crate::prompt::Plan;
-use crate::reclassify::FailureKind;
-use crate::splice::FunctionPatch;
+use crate::protocol::Edit;
+use crate::protocol::FailureKind;
+use crate::protocol::FunctionPatch;
+use crate::protocol::Plan;
 
 const USAGE: Usage = Usage {
     input_tokens: 100,
@@ -29,12 +31,14 @@ fn up_to_first_run(s: &mut Session) {
     s.apply(Event::CodeWritten {
         code: CODE.into(),
         packages: vec!["pandas".into()],
+        system_packages: Vec::new(),
         usage: USAGE,
     });
     assert_eq!(
         s.next_action(),
         Action::PrepareEnvironment {
-            packages: vec!["pandas".into(), "pytest".into()]
+            packages: vec!["pandas".into(), "pytest".into()],
+            system_packages: Vec::new(),
         }
     );
     s.apply(Event::EnvironmentReady {
@@ -49,11 +53,7 @@ fn up_to_first_run(s: &mut Session) {
 }
 
 fn result(id: &str, outcome: TestOutcome, output: &str) -> TestResult {
-    TestResult {
-        id: id.into(),
-        outcome,
-        output: output.into(),
-    }
+    TestResult::new(id.into(), outcome, output.into())
 }
 
 fn run(results: Vec<TestResult>) -> Event {
@@ -347,7 +347,8 @@ fn a_missing_package_is_added_and_the_environment_rebuilt() {
     assert_eq!(
         s.next_action(),
         Action::PrepareEnvironment {
-            packages: vec!["pandas".into(), "pytest".into(), "scipy".into()]
+            packages: vec!["pandas".into(), "pytest".into(), "scipy".into()],
+            system_packages: Vec::new(),
         }
     );
     s.apply(Event::EnvironmentReady {
@@ -367,6 +368,7 @@ fn up_to_code(s: &mut Session, package: &str) {
     s.apply(Event::CodeWritten {
         code: CODE.into(),
         packages: vec![package.into()],
+        system_packages: Vec::new(),
         usage: USAGE,
     });
 }
@@ -395,7 +397,8 @@ fn a_nonexistent_package_is_replaced() {
     assert_eq!(
         s.next_action(),
         Action::PrepareEnvironment {
-            packages: vec!["pytest".into(), "scikit-learn".into()]
+            packages: vec!["pytest".into(), "scikit-learn".into()],
+            system_packages: Vec::new(),
         }
     );
 }
@@ -441,6 +444,7 @@ fn a_replacement_that_goes_missing_again_ends_the_run() {
     s.apply(Event::CodeWritten {
         code: CODE.into(),
         packages: vec!["alpha".into()],
+        system_packages: Vec::new(),
         usage: USAGE,
     });
     s.next_action();
@@ -540,6 +544,7 @@ fn escalation_rewrites_tests_then_code_twice_then_gives_up() {
                 s.apply(Event::CodeWritten {
                     code: CODE.into(),
                     packages: vec!["pandas".into()],
+                    system_packages: Vec::new(),
                     usage: USAGE,
                 });
             }
@@ -654,6 +659,7 @@ fn skip_tests_stops_once_the_environment_exists() {
     s.apply(Event::CodeWritten {
         code: CODE.into(),
         packages: vec![],
+        system_packages: Vec::new(),
         usage: USAGE,
     });
     assert!(matches!(s.next_action(), Action::PrepareEnvironment { .. }));
@@ -679,6 +685,7 @@ fn the_token_budget_stops_the_loop() {
     s.apply(Event::CodeWritten {
         code: CODE.into(),
         packages: vec![],
+        system_packages: Vec::new(),
         usage: USAGE,
     });
     let finish = expect_finish(&mut s);

@@ -8,14 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A new version of one test function.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
-pub struct FunctionPatch {
-    /// `test_name`, or `ClassName.test_name` for a method; a `[param]` suffix is ignored.
-    pub name: String,
-    /// The whole function, decorators included, at any indentation.
-    pub source: String,
-}
+use crate::protocol::FunctionPatch;
 
 /// The file after splicing, and the names that could not be found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,14 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One requested change: replace the unique excerpt `find` with `replace`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
-pub struct Edit {
-    /// An exact excerpt of the current script, whole lines with their indentation.
-    pub find: String,
-    /// Its new text.
-    pub replace: String,
-}
+use crate::protocol::Edit;
 
 /// What became of one edit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

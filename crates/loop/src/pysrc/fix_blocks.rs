@@ -5,11 +5,11 @@
 //! block (re-indented to where the quote stands); otherwise it is only context. Every other block
 //! is merged as whole functions or a whole script ([`merge_into_script`]).
 
-use crate::merge::merge_into_script;
-use crate::splice::indentation;
+use crate::pysrc::merge::merge_into_script;
+use crate::pysrc::splice::indentation;
 
 /// The script with every usable block applied in order, or why none was.
-pub(crate) fn apply_fix_blocks(script: &str, blocks: &[String]) -> Result<String, String> {
+pub fn apply_fix_blocks(script: &str, blocks: &[String]) -> Result<String, String> {
     let mut fixed = script.to_owned();
     let mut took = false;
     let mut problem = "it holds no code block".to_owned();

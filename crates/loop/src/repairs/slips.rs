@@ -7,10 +7,10 @@
 //!
 //! In test files the same model writes `from solution import run_solution`: `run_solution` is the
 //! harness's pytest fixture (from `conftest.py`), never a name of the script, so the import
-//! can only fail at collection. The name is dropped from the import, and so is any name imported
-//! from `solution` that the tests never use.
+//! can only fail at collection. The name is dropped from the import (and so is any name imported
+//! from `solution` that the tests never use: [`crate::vet::solution_imports`]).
 
-use crate::splice::indentation;
+use crate::pysrc::splice::indentation;
 
 /// The code with every `eif ...:` line rewritten, or `None` when there is none.
 pub(crate) fn repair_keyword_slips(code: &str) -> Option<String> {
@@ -100,46 +100,6 @@ fn without_fixture_names(line: &str, fixtures: &[&str]) -> Option<String> {
     ))
 }
 
-/// Names a test file imports from `solution` (one-line imports) and never uses: tests written
-/// without seeing the script guess its function names (`from solution import read_sales`), and
-/// such an import fails the whole file at collection although no test calls the name.
-pub(crate) fn unused_solution_imports(tests: &str) -> Vec<String> {
-    let mut unused = Vec::new();
-    for (index, line) in tests.lines().enumerate() {
-        let Some(names) = line.trim().strip_prefix("from solution import ") else {
-            continue;
-        };
-        let names = names.split('#').next().unwrap_or(names);
-        let names = names.trim().trim_start_matches('(').trim_end_matches(')');
-        for entry in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            let mut words = entry.split_whitespace();
-            let name = words.next().unwrap_or(entry);
-            let bound = match (words.next(), words.next()) {
-                (Some("as"), Some(alias)) => alias,
-                _ => name,
-            };
-            let used = tests
-                .lines()
-                .enumerate()
-                .any(|(other, text)| other != index && mentions(text, bound));
-            if !used {
-                unused.push(name.to_owned());
-            }
-        }
-    }
-    unused
-}
-
-/// Whether `text` holds `name` as a whole identifier.
-fn mentions(text: &str, name: &str) -> bool {
-    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(name).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + name.len()..].chars().next();
-        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
-    })
-}
-
 /// `eif <something>:` (a trailing comment allowed): never valid Python.
 fn is_eif_header(body: &str) -> bool {
     let Some(rest) = body.strip_prefix("eif") else {
@@ -179,22 +139,6 @@ fn continues_if_chain(above: &[&str], indent: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn solution_imports_the_tests_never_use_are_found() {
-        let tests = "import pytest\nfrom solution import read_sales, compute as c, main  # guess\n\n\
-                     def test_a(run_solution):\n    assert c(1) == main_total\n";
-        assert_eq!(unused_solution_imports(tests), vec!["read_sales", "main"]);
-        assert!(unused_solution_imports("from solution import f\nf()\n").is_empty());
-        assert_eq!(
-            repair_fixture_imports(
-                "from solution import (read_sales)\nx = 1\n",
-                &["read_sales"]
-            )
-            .as_deref(),
-            Some("x = 1\n")
-        );
-    }
 
     #[test]
     fn a_top_level_eif_after_a_function_becomes_if() {

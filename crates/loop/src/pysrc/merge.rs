@@ -7,7 +7,8 @@
 //! Small models copy a 60-line script unchanged more readily than they rewrite one function of
 //! it; a short answer about the function at fault is also cheaper to generate.
 
-use crate::splice::{FunctionPatch, add_imports, block_end, indentation, is_blank, logical_lines};
+use crate::protocol::FunctionPatch;
+use crate::pysrc::splice::{add_imports, block_end, indentation, is_blank, logical_lines};
 
 /// What a top-level piece of a Python file is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +32,7 @@ struct Piece {
 }
 
 /// The script with `answer`'s pieces merged in, or why nothing could be taken from it.
-pub(crate) fn merge_into_script(script: &str, answer: &str) -> Result<String, String> {
+pub fn merge_into_script(script: &str, answer: &str) -> Result<String, String> {
     let answer_lines: Vec<&str> = answer.split_inclusive('\n').collect();
     let answer_pieces = pieces(&answer_lines);
     let text = |p: &Piece| answer_lines[p.start..p.end].concat();
@@ -69,7 +70,7 @@ pub(crate) fn merge_into_script(script: &str, answer: &str) -> Result<String, St
 
 /// The top-level functions and classes of `answer`, and its import lines: a test fix given as
 /// a code block rather than as JSON.
-pub(crate) fn definitions_and_imports(answer: &str) -> (Vec<FunctionPatch>, Vec<String>) {
+pub fn definitions_and_imports(answer: &str) -> (Vec<FunctionPatch>, Vec<String>) {
     let lines: Vec<&str> = answer.split_inclusive('\n').collect();
     let mut definitions = Vec::new();
     let mut imports = Vec::new();

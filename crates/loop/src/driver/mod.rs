@@ -1,0 +1,232 @@
+//! The driver: performs the session's actions with the real model and the real sandbox, and
+//! reports back what happened. Everything it decides comes from the session and the checks of
+//! [`crate::vet`]; everything it says comes from the templates.
+
+pub(crate) mod environment;
+mod test_run;
+mod write;
+
+use std::time::Instant;
+
+use autocoder_llm::LlmError;
+use autocoder_sandbox::{
+    Env, EnvCache, ImportAnalysis, Interpreter, Sandbox, TestReport, imports_to_packages,
+};
+use serde_json::json;
+
+use crate::LoopError;
+use crate::installable::keep_installable;
+use crate::journal::Journal;
+use crate::options::GenerateOptions;
+use crate::protocol::{Action, Event, FailureKind, RoutedFailure, TestOutcome};
+use crate::pysrc::splice::{function_name, function_source};
+use crate::repairs::Repairs;
+use crate::request::Contract;
+use crate::rundir::RunDir;
+use crate::session::Session;
+use crate::steps::{FAILURE_OUTPUT_LIMIT, Steps, tail};
+
+/// Characters of the script shown when asking for a Debian package in place of a missing one.
+const REPLACEMENT_CODE_CHARS: usize = 1_500;
+
+pub(crate) struct Driver<'a> {
+    pub(crate) options: &'a GenerateOptions,
+    pub(crate) steps: &'a Steps<'a>,
+    pub(crate) sandbox: &'a Sandbox,
+    pub(crate) cache: &'a EnvCache,
+    pub(crate) interpreter: &'a Interpreter,
+    pub(crate) run_dir: &'a RunDir,
+    pub(crate) journal: &'a Journal,
+    pub(crate) contract: &'a Contract,
+    pub(crate) conftest: String,
+    pub(crate) contract_test: Option<String>,
+    pub(crate) env: Option<Env>,
+    pub(crate) imports: Vec<String>,
+    /// What the model gets that is specific to its kind.
+    pub(crate) profile: crate::ModelProfile,
+    /// The repairs its code gets.
+    pub(crate) repairs: Repairs,
+    pub(crate) last_report: Option<TestReport>,
+    pub(crate) iteration_tokens: Vec<u64>,
+    pub(crate) iteration_started: Instant,
+    pub(crate) iteration_seconds: Vec<f64>,
+    /// Sandbox steps tried again (`--sandbox-retries`).
+    pub(crate) sandbox_retries: Vec<crate::rundir::SandboxRetry>,
+    /// The interpreter environments are built on.
+    pub(crate) python_spec: autocoder_sandbox::PythonSpec,
+}
+
+impl Driver<'_> {
+    /// The imports of `code` and the distributions they need (journaled: a resumed run does
+    /// not start Python again for a version of the script it analysed before).
+    async fn imports(&self, code: &str, local: &[&str]) -> Result<ImportAnalysis, LoopError> {
+        let python = &self.interpreter.executable;
+        let mut parts = vec![python.to_str().unwrap_or_default(), code];
+        parts.extend_from_slice(local);
+        let key = crate::journal::digest(&parts);
+        self.journal
+            .memo("imports", &key, async {
+                Ok::<_, LoopError>(imports_to_packages(python, code, local).await?)
+            })
+            .await
+    }
+
+    /// Tokens and time are booked to the iteration of the test run that precedes them.
+    pub(crate) fn account(&mut self, tokens: u64, is_run: bool, runs: u32) {
+        if is_run {
+            self.iteration_tokens.push(0);
+            self.iteration_seconds.push(0.0);
+            self.iteration_started = Instant::now();
+        }
+        let index = usize::try_from(runs).unwrap_or(0).saturating_sub(1);
+        if let Some(slot) = self.iteration_tokens.get_mut(index) {
+            *slot += tokens;
+        }
+        if let Some(slot) = self.iteration_seconds.get_mut(index) {
+            *slot = self.iteration_started.elapsed().as_secs_f64();
+        }
+    }
+
+    /// [`Driver::perform`]; answers that stayed unusable end the session as a failure instead of
+    /// an error, so the run directory still records what happened.
+    pub(crate) async fn perform_or_abort(
+        &mut self,
+        action: Action,
+        session: &mut Session,
+    ) -> Result<Option<Event>, LoopError> {
+        match self.perform(action, session).await {
+            Ok(event) => Ok(Some(event)),
+            Err(LoopError::Model(
+                err @ (LlmError::InvalidStructuredOutput { .. } | LlmError::Rejected { .. }),
+            )) => {
+                session.abort(format!("the model's answer stayed unusable: {err}"));
+                Ok(None)
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    async fn perform(&mut self, action: Action, session: &Session) -> Result<Event, LoopError> {
+        let steps = self.steps;
+        match action {
+            Action::Plan => steps.plan().await,
+            Action::WriteCode { notes } => self.write_code(session, notes).await,
+            Action::WriteTests { notes } => self.write_tests(session, notes).await,
+            Action::PrepareEnvironment {
+                packages,
+                system_packages,
+            } => self.prepare(&packages, &system_packages).await,
+            Action::ReplacePackage { package, error } => {
+                steps.replace_package(&package, &error, &self.imports).await
+            }
+            Action::ReplaceSystemPackage {
+                package,
+                why,
+                message,
+            } => {
+                let code = session.code().unwrap_or_default();
+                let head: String = code.chars().take(REPLACEMENT_CODE_CHARS).collect();
+                let (replacement, usage) = steps
+                    .replace_system_package(&package, &why, &message, &head)
+                    .await?;
+                Ok(Event::SystemPackageReplaced {
+                    package,
+                    replacement,
+                    why,
+                    usage,
+                })
+            }
+            Action::RunTests => self.run_tests(session).await,
+            Action::Diagnose { failures, passing } => {
+                let failures: Vec<_> = failures
+                    .iter()
+                    .map(|f| {
+                        json!({
+                            "test_id": f.test_id,
+                            "outcome": outcome_name(f.outcome),
+                            "output": tail(&f.output, FAILURE_OUTPUT_LIMIT),
+                        })
+                    })
+                    .collect();
+                let history: Vec<_> = session
+                    .history()
+                    .iter()
+                    .rev()
+                    .skip(1)
+                    .flat_map(|i| i.routes.iter())
+                    .map(|r| {
+                        json!({"test_id": r.test_id, "kind": r.kind.name(), "fixed_by": fixed_by(r.kind)})
+                    })
+                    .collect();
+                let mut event = steps
+                    .diagnose(json!({
+                        "code": session.code().unwrap_or_default(),
+                        "tests": session.tests().unwrap_or_default(),
+                        "packages": session.packages(),
+                        "failures": failures,
+                        "passing": passing,
+                        "history": history,
+                    }))
+                    .await?;
+                if let Event::Diagnosed { diagnoses, .. } = &mut event {
+                    keep_installable(&self.interpreter.executable, diagnoses).await?;
+                }
+                Ok(event)
+            }
+            Action::FixCode {
+                failures,
+                passing,
+                rejected,
+            } => self.fix_code(session, &failures, passing, rejected).await,
+            Action::FixTests { failures, rejected } => {
+                let tests = session.tests().unwrap_or_default();
+                let failures: Vec<_> = failures
+                    .iter()
+                    .map(|f| {
+                        let mut value = routed_json(f);
+                        let source = function_source(tests, &function_name(&f.test_id))
+                            .unwrap_or_else(|| tests.to_owned());
+                        value["source"] = json!(source);
+                        value
+                    })
+                    .collect();
+                steps
+                    .fix_tests(json!({"failures": failures, "rejected": rejected}))
+                    .await
+            }
+            Action::Finish(_) => Err(LoopError::InvalidRequest(
+                "the loop asked to perform Finish".to_owned(),
+            )),
+        }
+    }
+}
+
+fn fixed_by(kind: FailureKind) -> &'static str {
+    match kind {
+        FailureKind::Logic => "a code edit",
+        FailureKind::Environment => "adding packages",
+        FailureKind::TestError => "rewriting the test",
+    }
+}
+
+fn routed_json(failure: &RoutedFailure) -> serde_json::Value {
+    json!({
+        "test_id": failure.test_id,
+        "output": tail(&failure.output, FAILURE_OUTPUT_LIMIT),
+        "evidence": failure.evidence,
+        "fix": failure.fix,
+        "reclassified": failure.reclassified_from.is_some_and(|from| from != failure.kind),
+    })
+}
+
+fn outcome_name(outcome: TestOutcome) -> &'static str {
+    match outcome {
+        TestOutcome::Passed => "passed",
+        TestOutcome::Failed => "failed",
+        TestOutcome::Error => "error in a fixture",
+        TestOutcome::Skipped => "skipped",
+        TestOutcome::XFailed => "xfailed",
+        TestOutcome::XPassed => "unexpectedly passed",
+        TestOutcome::CollectionError => "could not be collected",
+    }
+}

@@ -1,0 +1,230 @@
+//! The one place that decides what is specific to weak models. Small local models (the 1.5B
+//! class) write valid Python far more often as Markdown code blocks than inside JSON, make
+//! slips a deterministic repair can undo (`eif x:`, forgotten imports, the harness's fixture
+//! imported from the script), type expected values by hand where a test could compute them, and
+//! copy a script skeleton more reliably than they follow the contract in prose. A capable model
+//! gets none of that: no fences unless asked for, no repairs, no hand-written-number check, no
+//! skeleton in its prompts.
+//!
+//! Three profiles: `small` (every quirk, code in fences), `guarded` (every safeguard, but code
+//! inside JSON: for a model its name does not place) and `capable` (none). A profile is chosen
+//! by the model's name ([`ModelProfile::for_model`]) unless one is named (`--model-profile`);
+//! `--code-in-fences` turns fences on whatever the profile.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+/// The profiles there are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfileName {
+    /// Small local models (up to 14B parameters, by the name): every quirk, code in fences.
+    Small,
+    /// A model its name does not place: every safeguard of `small`, code inside JSON.
+    Guarded,
+    /// Hosted frontier models and large open ones: none.
+    Capable,
+}
+
+impl ProfileName {
+    /// Every profile, as `--model-profile` takes them.
+    pub const ALL: [ProfileName; 3] = [
+        ProfileName::Small,
+        ProfileName::Guarded,
+        ProfileName::Capable,
+    ];
+
+    /// The name `--model-profile` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProfileName::Small => "small",
+            ProfileName::Guarded => "guarded",
+            ProfileName::Capable => "capable",
+        }
+    }
+
+    /// Parses `small`, `guarded` or `capable`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// What the loop does differently for a kind of model.
+#[allow(clippy::struct_excessive_bools)] // independent quirks, each read by its name
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelProfile {
+    /// Which profile this is.
+    pub name: ProfileName,
+    /// Ask for the script, the tests and code fixes as Markdown code blocks in plain answers
+    /// instead of JSON strings (the plan and the diagnoses stay JSON).
+    pub code_in_fences: bool,
+    /// Repair the slips small models make in code before it is compiled (`eif` for `if`/`elif`,
+    /// imports used but forgotten, the harness's `run_solution` imported or defined again in
+    /// the tests, names imported from `solution` and never used).
+    pub slip_repairs: bool,
+    /// Send back, once, tests that type expected values as numbers where the rows they read
+    /// back could compute them.
+    pub hand_written_checks: bool,
+    /// Give the code step a skeleton of the script (argument parsing and output writing written
+    /// out) to fill in.
+    pub skeleton: bool,
+}
+
+/// A parameter count in a model's name: `1.5b`, `7B`, `qwen2.5-coder:14b` (not `gpt-4.1`).
+static SIZE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?i)(?:^|[^a-z0-9.])(\d+(?:\.\d+)?)b(?:$|[^a-z0-9])").ok());
+
+/// Name prefixes of hosted frontier model families (after the provider's `provider/`).
+const CAPABLE_FAMILIES: [&str; 10] = [
+    "gpt-4",
+    "gpt-5",
+    "o1",
+    "o3",
+    "o4",
+    "claude",
+    "gemini",
+    "grok",
+    "deepseek",
+    "mistral-large",
+];
+
+/// Parameters, in billions, up to which a model counts as small.
+const SMALL_UP_TO_BILLIONS: f64 = 14.0;
+
+impl ModelProfile {
+    /// Every quirk on: what the 1.5B model the examples were recorded with needs.
+    pub fn small() -> Self {
+        ModelProfile {
+            name: ProfileName::Small,
+            code_in_fences: true,
+            slip_repairs: true,
+            hand_written_checks: true,
+            skeleton: true,
+        }
+    }
+
+    /// Every safeguard of [`ModelProfile::small`], with code inside JSON.
+    pub fn guarded() -> Self {
+        ModelProfile {
+            name: ProfileName::Guarded,
+            code_in_fences: false,
+            ..Self::small()
+        }
+    }
+
+    /// No quirk at all.
+    pub fn capable() -> Self {
+        ModelProfile {
+            name: ProfileName::Capable,
+            code_in_fences: false,
+            slip_repairs: false,
+            hand_written_checks: false,
+            skeleton: false,
+        }
+    }
+
+    /// The profile called `name`.
+    pub fn named(name: ProfileName) -> Self {
+        match name {
+            ProfileName::Small => Self::small(),
+            ProfileName::Guarded => Self::guarded(),
+            ProfileName::Capable => Self::capable(),
+        }
+    }
+
+    /// The profile for `model` (`provider/name`, as `--model` takes it): `small` when the name
+    /// gives a size up to 14B, `capable` when it gives a larger one or starts with a hosted
+    /// frontier family's name (`gpt-4`, `gpt-5`, `o1`, `o3`, `o4`, `claude`, `gemini`, `grok`,
+    /// `deepseek`, `mistral-large`), and `guarded` for any other name: an unknown model keeps
+    /// every safeguard.
+    pub fn for_model(model: &str) -> Self {
+        let name = model
+            .split_once('/')
+            .map_or(model, |(_, name)| name)
+            .to_ascii_lowercase();
+        let size = SIZE
+            .as_ref()
+            .and_then(|re| re.captures(&name))
+            .and_then(|c| c[1].parse::<f64>().ok());
+        match size {
+            Some(billions) if billions <= SMALL_UP_TO_BILLIONS => Self::small(),
+            Some(_) => Self::capable(),
+            None if CAPABLE_FAMILIES.iter().any(|f| name.starts_with(f)) => Self::capable(),
+            None => Self::guarded(),
+        }
+    }
+
+    /// The profile a generation uses: the one named, else the model's; `code_in_fences` (the
+    /// `--code-in-fences` flag) turns fences on in either.
+    pub fn choose(named: Option<ProfileName>, model: &str, code_in_fences: bool) -> Self {
+        let mut profile = named.map_or_else(|| Self::for_model(model), Self::named);
+        profile.code_in_fences |= code_in_fences;
+        profile
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ModelProfile, ProfileName};
+
+    #[test]
+    fn the_model_name_chooses_the_profile() {
+        for small in [
+            "openai/qwen2.5-coder-1.5b-instruct",
+            "ollama/qwen2.5-coder:7b",
+            "ollama/llama3.1:8B",
+            "openai/phi-3-mini-3.8b",
+        ] {
+            assert_eq!(
+                ModelProfile::for_model(small).name,
+                ProfileName::Small,
+                "{small}"
+            );
+        }
+        for capable in [
+            "openai/gpt-4.1",
+            "openai/gpt-4o-mini",
+            "openai/o3-mini",
+            "anthropic/claude-sonnet-4-5",
+            "gemini/gemini-2.5-pro",
+            "openai/llama-3.1-405b-instruct",
+            "openai/qwen3-coder-480b-a35b",
+        ] {
+            assert_eq!(
+                ModelProfile::for_model(capable).name,
+                ProfileName::Capable,
+                "{capable}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_name_that_gives_no_size_nor_family_keeps_every_safeguard_in_json() {
+        for unknown in ["ollama/codellama", "openai/scripted", "openai/gpt4all"] {
+            assert_eq!(ModelProfile::for_model(unknown), ModelProfile::guarded());
+        }
+        let guarded = ModelProfile::guarded();
+        assert!(guarded.slip_repairs && guarded.hand_written_checks && guarded.skeleton);
+        assert!(!guarded.code_in_fences);
+    }
+
+    #[test]
+    fn a_named_profile_wins_and_the_fences_flag_adds_fences() {
+        let chosen = ModelProfile::choose(Some(ProfileName::Capable), "openai/qwen-1.5b", false);
+        assert_eq!(chosen, ModelProfile::capable());
+        let fenced = ModelProfile::choose(None, "openai/gpt-4.1", true);
+        assert!(fenced.code_in_fences);
+        assert!(!fenced.skeleton && !fenced.slip_repairs && !fenced.hand_written_checks);
+        assert_eq!(
+            ModelProfile::choose(None, "openai/qwen2.5-coder-1.5b-instruct", true),
+            ModelProfile::small()
+        );
+        assert_eq!(
+            ProfileName::from_name("capable"),
+            Some(ProfileName::Capable)
+        );
+        assert_eq!(ProfileName::from_name("tiny"), None);
+    }
+}

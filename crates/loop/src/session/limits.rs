@@ -1,0 +1,24 @@
+//! Bounds on a generation.
+
+use serde::{Deserialize, Serialize};
+
+/// Bounds on a generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Test runs at most (the first run included).
+    pub max_iterations: u32,
+    /// Input plus output tokens at most, over all model calls.
+    pub token_budget: Option<u64>,
+    /// Stop once the code and its environment exist, without tests.
+    pub skip_tests: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_iterations: 10,
+            token_budget: None,
+            skip_tests: false,
+        }
+    }
+}
