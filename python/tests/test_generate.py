@@ -184,7 +184,11 @@ def descendants(pid: int) -> dict[int, str]:
 def test_ctrl_c_cancels_cleanly(tmp_path: Path, scripted_server: Callable[[list[dict[str, Any]]], str]) -> None:
     hanging = SCRIPT.replace("def main():\n", "def main():\n    import time\n    time.sleep(600)\n")
     base = scripted_server(pipeline(hanging, TESTS))
+    # As an interactive Python has it, also when this suite runs where SIGINT is ignored (a
+    # background job of a non-interactive shell), which the child would inherit.
     program = f"""
+import signal
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import autocoder, pandas as pd
 sales = pd.DataFrame({{"region": ["north", "south"], "qty": [3, 2], "price": [2.5, 4.0]}})
 try:
