@@ -7,8 +7,9 @@
 //! skeleton in its prompts.
 //!
 //! Three profiles: `small` (every quirk, code in fences), `guarded` (every safeguard, but code
-//! inside JSON: for a model its name does not place) and `capable` (none). A profile is chosen
-//! by the model's name ([`ModelProfile::for_model`]) unless one is named (`--model-profile`);
+//! inside JSON: any model not known to be small) and `capable` (none; only when named, until the
+//! task suite measures it). A profile is chosen by the model's name ([`ModelProfile::for_model`])
+//! unless one is named (`--model-profile`);
 //! `--code-in-fences` turns fences on whatever the profile.
 
 use std::sync::LazyLock;
@@ -76,20 +77,6 @@ pub struct ModelProfile {
 static SIZE: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"(?i)(?:^|[^a-z0-9.])(\d+(?:\.\d+)?)b(?:$|[^a-z0-9])").ok());
 
-/// Name prefixes of hosted frontier model families (after the provider's `provider/`).
-const CAPABLE_FAMILIES: [&str; 10] = [
-    "gpt-4",
-    "gpt-5",
-    "o1",
-    "o3",
-    "o4",
-    "claude",
-    "gemini",
-    "grok",
-    "deepseek",
-    "mistral-large",
-];
-
 /// Parameters, in billions, up to which a model counts as small.
 const SMALL_UP_TO_BILLIONS: f64 = 14.0;
 
@@ -135,10 +122,9 @@ impl ModelProfile {
     }
 
     /// The profile for `model` (`provider/name`, as `--model` takes it): `small` when the name
-    /// gives a size up to 14B, `capable` when it gives a larger one or starts with a hosted
-    /// frontier family's name (`gpt-4`, `gpt-5`, `o1`, `o3`, `o4`, `claude`, `gemini`, `grok`,
-    /// `deepseek`, `mistral-large`), and `guarded` for any other name: an unknown model keeps
-    /// every safeguard.
+    /// gives a size up to 14B, else `guarded` (every safeguard, as before profiles existed).
+    /// `capable` is only used when named: dropping the safeguards for frontier models changes
+    /// their prompts, and no held-out suite score shows that it helps yet.
     pub fn for_model(model: &str) -> Self {
         let name = model
             .split_once('/')
@@ -150,9 +136,7 @@ impl ModelProfile {
             .and_then(|c| c[1].parse::<f64>().ok());
         match size {
             Some(billions) if billions <= SMALL_UP_TO_BILLIONS => Self::small(),
-            Some(_) => Self::capable(),
-            None if CAPABLE_FAMILIES.iter().any(|f| name.starts_with(f)) => Self::capable(),
-            None => Self::guarded(),
+            _ => Self::guarded(),
         }
     }
 
@@ -183,7 +167,8 @@ mod tests {
                 "{small}"
             );
         }
-        for capable in [
+        // Frontier and large models keep the safeguards until the suite shows `capable` helps.
+        for large in [
             "openai/gpt-4.1",
             "openai/gpt-4o-mini",
             "openai/o3-mini",
@@ -193,9 +178,9 @@ mod tests {
             "openai/qwen3-coder-480b-a35b",
         ] {
             assert_eq!(
-                ModelProfile::for_model(capable).name,
-                ProfileName::Capable,
-                "{capable}"
+                ModelProfile::for_model(large).name,
+                ProfileName::Guarded,
+                "{large}"
             );
         }
     }
@@ -214,9 +199,11 @@ mod tests {
     fn a_named_profile_wins_and_the_fences_flag_adds_fences() {
         let chosen = ModelProfile::choose(Some(ProfileName::Capable), "openai/qwen-1.5b", false);
         assert_eq!(chosen, ModelProfile::capable());
-        let fenced = ModelProfile::choose(None, "openai/gpt-4.1", true);
+        let fenced = ModelProfile::choose(Some(ProfileName::Capable), "openai/gpt-4.1", true);
         assert!(fenced.code_in_fences);
         assert!(!fenced.skeleton && !fenced.slip_repairs && !fenced.hand_written_checks);
+        let guarded = ModelProfile::choose(None, "openai/gpt-4.1", true);
+        assert!(guarded.code_in_fences && guarded.skeleton && guarded.slip_repairs);
         assert_eq!(
             ModelProfile::choose(None, "openai/qwen2.5-coder-1.5b-instruct", true),
             ModelProfile::small()

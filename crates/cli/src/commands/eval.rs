@@ -46,10 +46,9 @@ pub(crate) struct EvalArgs {
     /// What the loop does for a kind of model: `small` (1.5B-class local models: code as
     /// Markdown blocks, repairs of their slips such as `eif`, a second ask for tests that type
     /// expected values by hand, a script skeleton to fill in), `guarded` (all of that with code
-    /// inside JSON), `capable` (none of it). Default: chosen by the model's name: a size up to
-    /// 14B (`qwen2.5-coder-1.5b`) is small; a larger one or a hosted frontier family (gpt-4,
-    /// gpt-5, o1, o3, o4, claude, gemini, grok, deepseek, mistral-large) capable; any other name
-    /// guarded. `--code-in-fences` adds code blocks to any profile.
+    /// inside JSON), `capable` (none of it; only when named). Default: chosen by the model's
+    /// name: a size up to 14B (`qwen2.5-coder-1.5b`) is small, any other model guarded.
+    /// `--code-in-fences` adds code blocks to any profile.
     #[arg(long, value_name = "NAME", value_parser = parse_model_profile)]
     model_profile: Option<autocoder_loop::ProfileName>,
     /// Show the script to the test writer.
