@@ -6,7 +6,12 @@
 //! `AUTOCODER_BENCH_DOCKER=1` adds the Docker backend. Measure on an idle machine: `chrt -f`
 //! no longer helps, since sandboxed scripts drop a real-time policy.
 //!
-//! Measured 2026-11-26, other jobs paused: bare 8.0-8.3 ms, bubblewrap run 20.6-20.9 ms (+12.6
+//! Measured 2026-11-26 on an Intel Xeon (release, model server paused, two rounds): bare 10.4 /
+//! 10.3 ms, bubblewrap run 20.8 / 21.8 ms (+10.4 / +11.5 ms; +21.5 / +19.3 before the cgroup
+//! join through `tasks` and the rlimits set before `exec`, in the same run), `--sandbox none`
+//! 11.3 / 12.3 ms (`docs/notes/sandbox-hardening.md`).
+//!
+//! Measured 2026-11-26 (an AMD EPYC), other jobs paused: bare 8.0-8.3 ms, bubblewrap run 20.6-20.9 ms (+12.6
 //! ms; 13.8-14.3 ms before the hardening of issue 17, in the same run), `--sandbox none` 10.2 ms.
 //! The difference is the v1 cgroup migration (`docs/notes/sandbox-hardening.md`).
 //!

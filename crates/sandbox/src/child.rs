@@ -1,6 +1,7 @@
-//! What a child process does between `fork` and `exec`: leave a real-time scheduling policy, join
-//! the run's cgroup, and make sure no descriptor above 2 survives the `exec` except the one it is
-//! meant to hand over (the seccomp program bubblewrap reads and closes).
+//! What a child process does between `fork` and `exec`: leave a real-time scheduling policy, set
+//! the run's rlimits, join the run's cgroup, and make sure no descriptor above 2 survives the
+//! `exec` except the one it is meant to hand over (the seccomp program bubblewrap reads and
+//! closes).
 //!
 //! This is the crate's only `unsafe` code. It is small on purpose: after `fork` in a
 //! multi-threaded process only async-signal-safe calls are allowed, so [`harden`] makes raw
@@ -13,18 +14,41 @@ use std::os::fd::RawFd;
 /// What the child must do before `exec`, captured by value into the `pre_exec` closure.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ChildSetup {
-    /// Open `cgroup.procs` files of the run's cgroup(s); the child writes `0` (itself) to each.
+    /// Open `tasks` (v1) or `cgroup.procs` (v2) files of the run's cgroup(s); the child writes
+    /// `0` (itself) to each.
     pub(crate) join: Vec<RawFd>,
     /// A descriptor that stays open across `exec` (the seccomp program for `bwrap --seccomp`).
     pub(crate) keep: Option<RawFd>,
+    /// Resource limits set on the child (never above the caller's hard limits), inherited by
+    /// everything it starts.
+    pub(crate) rlimits: Vec<Rlimit>,
 }
+
+/// One resource limit (`setrlimit(2)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rlimit {
+    /// The resource (`libc::RLIMIT_AS`, ...).
+    pub(crate) resource: Resource,
+    /// The soft limit.
+    pub(crate) soft: u64,
+    /// The hard limit.
+    pub(crate) hard: u64,
+}
+
+/// The type `setrlimit` takes its resource as.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub(crate) type Resource = libc::__rlimit_resource_t;
+/// The type `setrlimit` takes its resource as.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub(crate) type Resource = libc::c_int;
 
 /// Installs `setup` on `cmd`: it runs in the child after the standard descriptors are set up and
 /// right before `exec`.
 pub(crate) fn install(cmd: &mut tokio::process::Command, setup: ChildSetup) {
     // SAFETY: `pre_exec` requires the closure to be safe to run in the forked child of a
     // multi-threaded process. `harden` only calls `sched_getscheduler`, `sched_setscheduler`,
-    // `write`, `close_range`, `fcntl` and `getrlimit`, which are async-signal-safe, on integers
+    // `setrlimit`, `write`, `close_range`, `fcntl` and `getrlimit`, which are async-signal-safe
+    // (`setrlimit` is a plain system call), on integers
     // captured by value or a struct on its stack; it allocates nothing (the `Vec` was built before
     // the fork and is only read) and takes no lock.
     #[allow(unsafe_code, reason = "audited: see the module's documentation")]
@@ -36,6 +60,28 @@ pub(crate) fn install(cmd: &mut tokio::process::Command, setup: ChildSetup) {
 /// Runs in the child between `fork` and `exec`. Async-signal-safe only (see the module docs).
 fn harden(setup: &ChildSetup) -> io::Result<()> {
     normal_scheduling()?;
+    for limit in &setup.rlimits {
+        let mut now = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `getrlimit` writes into the `rlimit` on our stack, which outlives the call.
+        #[allow(unsafe_code, reason = "audited: see the module's documentation")]
+        if unsafe { libc::getrlimit(limit.resource, &raw mut now) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // Only ever lowered: a caller's lower hard limit stays (raising it would fail unprivileged).
+        let hard = limit.hard.min(now.rlim_max);
+        let value = libc::rlimit {
+            rlim_cur: limit.soft.min(hard),
+            rlim_max: hard,
+        };
+        // SAFETY: `setrlimit` reads the `rlimit` on our stack, which outlives the call.
+        #[allow(unsafe_code, reason = "audited: see the module's documentation")]
+        if unsafe { libc::setrlimit(limit.resource, &raw const value) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
     for &fd in &setup.join {
         // SAFETY: `write` on a caller-owned descriptor number from a valid 1-byte buffer.
         #[allow(unsafe_code, reason = "audited: see the module's documentation")]

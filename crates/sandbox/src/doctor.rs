@@ -149,6 +149,7 @@ async fn bwrap_smoke() -> Result<(), SandboxError> {
         crate::child::ChildSetup {
             join: Vec::new(),
             keep: Some(fd),
+            rlimits: Vec::new(),
         },
     );
     cmd.args(["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"])

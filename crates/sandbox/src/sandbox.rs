@@ -138,12 +138,6 @@ impl Sandbox {
 
     /// Checks that the backend can work here; the error says how to fix it.
     pub fn check(&self) -> Result<(), SandboxError> {
-        if self.backend != Backend::Docker && which("prlimit").is_none() {
-            return Err(SandboxError::BackendUnavailable {
-                backend: self.backend.name(),
-                reason: "`prlimit` (util-linux) is missing; install util-linux".into(),
-            });
-        }
         match self.backend {
             Backend::Bwrap if which("bwrap").is_none() => Err(SandboxError::BwrapMissing),
             Backend::Bwrap if is_root() && which("setpriv").is_none() => Err(SandboxError::BackendUnavailable {

@@ -176,3 +176,40 @@ async fn cpu_limit_stops_busy_code() {
     assert!(!out.timed_out, "{out:?}");
     assert!(out.cpu_exceeded, "{out:?}");
 }
+
+/// The script sees the run's rlimits (set before the sandbox starts and inherited), in
+/// bubblewrap and without a sandbox alike.
+#[tokio::test]
+async fn the_runs_rlimits_hold_inside() {
+    use autocoder_sandbox::{Backend, RunSpec, Sandbox};
+    let limits = Limits {
+        memory_bytes: 3 << 30,
+        cpu_seconds: 17,
+        processes: 99,
+        file_size_bytes: 5 << 20,
+        open_files: 333,
+        ..tight()
+    };
+    let code = r#"
+import resource
+for name in ["AS", "CPU", "NPROC", "FSIZE", "NOFILE", "CORE"]:
+    soft, hard = resource.getrlimit(getattr(resource, "RLIMIT_" + name))
+    print(name, soft, hard)
+"#;
+    for backend in [Backend::Bwrap, Backend::None] {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("limits.py");
+        std::fs::write(&script, code).unwrap();
+        let mut spec =
+            RunSpec::new(crate::shared_env().await, &script, &dir.path().join("run")).unwrap();
+        spec.limits = limits;
+        let out = Sandbox::new(backend).run(&spec).await.unwrap();
+        assert!(out.success(), "{backend:?}: {out:?}");
+        let expected = format!(
+            "AS {as_} {as_}\nCPU 17 18\nNPROC 99 99\nFSIZE {fsize} {fsize}\nNOFILE 333 333\nCORE 0 0\n",
+            as_ = 3u64 << 30,
+            fsize = 5u64 << 20
+        );
+        assert_eq!(out.stdout, expected, "{backend:?}");
+    }
+}
