@@ -10,4 +10,5 @@ GENERATE=(
   --output report.csv:file --output total_anomalies:int
 )
 RUN=()
+SEED=7  # no cassette yet: seeds 7, 1, 2 and 3 gave wrong scripts (examples/README.md)
 source ../common.sh

@@ -211,13 +211,15 @@ impl Harness {
         let dir = self.runs_dir.join(format!("script-{}", self.script_runs));
         std::fs::create_dir_all(&dir).map_err(AgentError::io("creating", &dir))?;
         let script = dir.join(SOLUTION);
-        std::fs::write(&script, solution).map_err(AgentError::io("writing", &script))?;
+        std::fs::write(&script, &solution).map_err(AgentError::io("writing", &script))?;
         let mut spec = RunSpec::new(env, &script, &dir.join("run"))?;
         spec.limits = self.limits;
         spec.env_vars = self.env_vars.iter().cloned().collect();
         spec.secrets.clone_from(&self.secrets);
         spec.run_name.clone_from(&self.run_name);
         spec.extra_args = args.to_vec();
+        spec.outputs_arg = autocoder_loop::run::takes_outputs_dir(&solution)
+            .then(|| autocoder_loop::run::OUTPUTS_DIR_FLAG.to_owned());
         for input in &self.contract.inputs {
             if let (IoType::File, Some(sample)) = (input.ty, &input.sample) {
                 spec.inputs.push(SandboxInput {

@@ -16,8 +16,9 @@ pub const INPUTS_DIR: &str = "/var/inputs";
 /// Where the script writes each declared output, one file (or directory) per name.
 pub const OUTPUTS_DIR: &str = "/var/outputs";
 
-/// Input names the harness or argparse uses itself (`--help`).
-const RESERVED_INPUTS: &[&str] = &["help"];
+/// Input names the harness or argparse uses itself (`--help`, and `args.outputs_dir` of
+/// `--outputs-dir`).
+const RESERVED_INPUTS: &[&str] = &["help", "outputs_dir"];
 /// Output names the run report uses for its own fields.
 const RESERVED_OUTPUTS: &[&str] = &["exit_code", "stdout", "stderr"];
 
@@ -485,6 +486,7 @@ mod tests {
             (vec!["2fast:int"], vec![], "Python identifier"),
             (vec!["class:str"], vec![], "keyword"),
             (vec!["help:bool"], vec![], "reserved"),
+            (vec!["outputs_dir:str"], vec![], "reserved"),
             (vec!["a:int", "a:str"], vec![], "twice"),
             (
                 vec![],

@@ -105,6 +105,7 @@ pub async fn run(
     let work = autocoder_sandbox::temp_dir("run")?;
     let mut spec = RunSpec::new(env, &script, work.path())?;
     spec.limits = options.sandbox.limits;
+    spec.outputs_arg = takes_outputs_dir(&result.solution).then(|| OUTPUTS_DIR_FLAG.to_owned());
     spec.network = options.sandbox.network;
     spec.run_name.clone_from(&result.name);
     spec.env_vars = options.sandbox.env_vars.iter().cloned().collect();

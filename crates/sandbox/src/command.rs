@@ -194,6 +194,7 @@ impl Sandbox {
             inputs: Vec::new(),
             extra_args: Vec::new(),
             outputs: Vec::new(),
+            outputs_arg: None,
             work_dir: spec.workspace.clone(),
             outputs_dir: outputs,
             limits: spec.limits,

@@ -215,6 +215,14 @@ impl Sandbox {
                 other => argv.push(other.argv_text().unwrap_or_default().into()),
             }
         }
+        if let Some(flag) = &spec.outputs_arg {
+            argv.push(flag.into());
+            argv.push(if in_sandbox {
+                OUTPUTS_DIR.into()
+            } else {
+                spec.outputs_dir.clone().into_os_string()
+            });
+        }
         argv.extend(spec.extra_args.iter().map(OsString::from));
         for (name, kind) in &spec.outputs {
             io::check_output_name(name, *kind)?;

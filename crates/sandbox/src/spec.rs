@@ -73,6 +73,11 @@ pub struct RunSpec {
     pub extra_args: Vec<String>,
     /// Outputs to read back from `/var/outputs/<name>` when the script succeeds.
     pub outputs: Vec<(String, IoType)>,
+    /// The option through which the script takes its outputs directory (`--outputs-dir`):
+    /// when set, it is passed after the inputs with the directory as the script sees it
+    /// (`/var/outputs` in a sandbox, the host directory with the `none` backend). `None` for a
+    /// script that writes to the hard-wired `/var/outputs`.
+    pub outputs_arg: Option<String>,
     /// The writable work directory on the host (the current directory inside, `/var/work`).
     pub work_dir: PathBuf,
     /// The outputs directory on the host (`/var/outputs` inside).
@@ -108,6 +113,7 @@ impl RunSpec {
             inputs: Vec::new(),
             extra_args: Vec::new(),
             outputs: Vec::new(),
+            outputs_arg: None,
             work_dir,
             outputs_dir,
             limits: Limits::default(),

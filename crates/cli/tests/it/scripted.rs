@@ -8,19 +8,24 @@ use std::process::{Command, Output};
 use autocoder_testkit::{Entry, Reply};
 use serde_json::json;
 
-/// The sales script with a `min_qty` input, and its test.
+/// The sales script with a `min_qty` input, and its test. It must be told where its outputs go
+/// (`--outputs-dir` has no default here), so every run of it shows that the harness's tests and
+/// `autocoder run` pass it; scripts that hard-wire `/var/outputs` (from before the option) are
+/// the other tests' scripts.
 pub(crate) const SALES_SCRIPT: &str = r#"import argparse
 import csv
+import os
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sales", required=True)
     parser.add_argument("--min_qty", type=int, default=0)
+    parser.add_argument("--outputs-dir", required=True)
     args = parser.parse_args()
     with open(args.sales, newline="") as handle:
         rows = [r for r in csv.DictReader(handle) if int(r["qty"]) >= args.min_qty]
-    with open("/var/outputs/total", "w") as handle:
+    with open(os.path.join(args.outputs_dir, "total"), "w") as handle:
         handle.write(str(sum(int(r["qty"]) * float(r["price"]) for r in rows)))
 
 

@@ -90,9 +90,10 @@ fn plan_code_and_tests_prompts() {
     let plan_text = render(&prompts, "loop/plan.j2", &view, json!({})).unwrap();
     assert!(plan_text.contains("`--strict` (bool): the text `true` or `false`"));
     assert!(plan_text.contains(
-        "`--sales` (file): the path of a file, by default the sample `/var/inputs/sales.csv`"
+        "`--sales` (file): the path of a file (the sample is `/var/inputs/sales.csv`); open it directly. Required."
     ));
-    assert!(plan_text.contains("write the file `/var/outputs/by_region.csv` itself"));
+    assert!(plan_text.contains("write the file `<outputs dir>/by_region.csv` itself"));
+    assert!(plan_text.contains("--outputs-dir <dir>`"));
     assert!(plan_text.contains("`--min_qty` (int): an integer (`type=int`). Required."));
     assert!(plan_text.contains("(2 sample rows violate it"));
     assert!(plan_text.contains("not turned into a check: not a check on one column"));
@@ -378,21 +379,20 @@ fn the_code_prompts_skeleton_runs_and_follows_the_contract() {
         ..task()
     };
     let skeleton = code_skeleton(&prompts, &view);
-    let out = dir.path().join("outputs");
-    std::fs::create_dir(&out).unwrap();
-    // Fill in `compute` the way a model would, and point the outputs at a temporary directory.
+    let out = dir.path().join("elsewhere");
+    // Fill in `compute` the way a model would; the outputs go where `--outputs-dir` says.
     let body = "    assert isinstance(limit, int) and isinstance(ratio, float)\n    \
                 assert strict is False and since.year == 2024 and window.total_seconds() == 90.5\n    \
-                open(os.path.join(OUTPUT_DIR, 'report.csv'), 'w').write(label)\n    \
+                open(os.path.join(outputs_dir, 'report.csv'), 'w').write(label)\n    \
                 return limit > 2, limit * 2, {'levels': {'ERROR': 1}}\n";
-    let script = skeleton
-        .replace("/var/outputs", out.to_str().unwrap())
-        .replace("    ...  # the task\n", body);
+    let script = skeleton.replace("    ...  # the task\n", body);
     let path = dir.path().join("solution.py");
     std::fs::write(&path, &script).unwrap();
     let run = |strict: &str| {
         std::process::Command::new(test_python())
             .arg(&path)
+            .arg("--outputs-dir")
+            .arg(&out)
             .args(["--limit", "3", "--ratio", "0.5", "--strict", strict])
             .args([
                 "--since",
@@ -425,6 +425,63 @@ fn the_code_prompts_skeleton_runs_and_follows_the_contract() {
 
 #[test]
 #[allow(clippy::disallowed_methods)] // the skeleton runs under the real Python interpreter
+fn the_skeleton_runs_on_its_own_every_input_required_outputs_in_outputs() {
+    let prompts = Prompts::embedded().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let skeleton = code_skeleton(
+        &prompts,
+        &TaskView {
+            task: "Read the sales with csv.DictReader and count rows.".into(),
+            code_in_fences: true,
+            ..task()
+        },
+    );
+    assert!(
+        !skeleton.contains("/var/inputs"),
+        "samples are no defaults: {skeleton}"
+    );
+    let script = skeleton
+        .replace(
+            "    ...  # the task\n",
+            "    total = float(len(sales_rows))\n",
+        )
+        .replace(
+            "        ...  # the header row, then the rows\n",
+            "        writer.writerow(['region'])\n",
+        );
+    std::fs::write(dir.path().join("solution.py"), &script).unwrap();
+    std::fs::write(dir.path().join("s.csv"), "region,qty\nnorth,3\n").unwrap();
+    let python = |args: &[&str]| {
+        std::process::Command::new(test_python())
+            .arg("solution.py")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    // An input left out is a usage error naming it.
+    let missing = python(&["--min_qty", "1", "--strict", "true"]);
+    assert_eq!(missing.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        stderr.contains("usage:") && stderr.contains("--sales"),
+        "{stderr}"
+    );
+    // With no `--outputs-dir` and no `/var/outputs` (as on a laptop), `./outputs`, created.
+    assert!(!std::path::Path::new("/var/outputs").exists());
+    let ran = python(&["--sales", "s.csv", "--min_qty", "1", "--strict", "true"]);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let written = std::fs::read_to_string(dir.path().join("outputs/total")).unwrap();
+    assert_eq!(written, "1.0");
+    assert!(dir.path().join("outputs/by_region.csv").is_file());
+}
+
+#[test]
+#[allow(clippy::disallowed_methods)] // the skeleton runs under the real Python interpreter
 fn a_task_asking_for_csv_dictreader_gets_a_skeleton_reading_its_samples_that_way() {
     let prompts = Prompts::embedded().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -448,9 +505,7 @@ fn a_task_asking_for_csv_dictreader_gets_a_skeleton_reading_its_samples_that_way
     );
     assert!(!plain.contains("csv.DictReader(f)"), "{plain}");
     let out = dir.path().join("outputs");
-    std::fs::create_dir(&out).unwrap();
     let script = skeleton
-        .replace("/var/outputs", out.to_str().unwrap())
         .replace(
             "    ...  # the task\n",
             "    total = sum(int(r['qty']) * float(r['price']) for r in sales_rows)\n",
@@ -467,6 +522,8 @@ fn a_task_asking_for_csv_dictreader_gets_a_skeleton_reading_its_samples_that_way
         .arg(&path)
         .args(["--min_qty", "1", "--strict", "true", "--sales"])
         .arg(&sales)
+        .arg("--outputs-dir")
+        .arg(&out)
         .output()
         .unwrap();
     assert!(
@@ -571,7 +628,7 @@ fn a_capable_model_gets_no_skeleton_only_the_contract() {
     );
     // What the skeleton spelled out in code, the contract still says in words.
     assert!(without.contains("Command-line arguments (parse them with argparse"));
-    assert!(without.contains("`/var/outputs/` already exists"));
+    assert!(without.contains("into the directory `--outputs-dir` names"));
     assert!(without.contains("Write the complete script"));
 }
 

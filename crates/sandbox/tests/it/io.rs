@@ -91,6 +91,49 @@ async fn every_type_round_trips_without_sandbox() {
     echo(Backend::None).await;
 }
 
+/// A script that must be told where its outputs go (`--outputs-dir`, required here so a run
+/// that does not pass it fails) and writes its input there.
+const TOLD_WHERE: &str = r#"
+import argparse, os
+p = argparse.ArgumentParser()
+p.add_argument("--n", required=True)
+p.add_argument("--outputs-dir", required=True)
+a = p.parse_args()
+with open(os.path.join(a.outputs_dir, "n"), "w") as f:
+    f.write(a.n)
+print("outputs in", a.outputs_dir)
+"#;
+
+async fn told_where(backend: Backend, outputs_arg: Option<&str>) -> autocoder_sandbox::RunOutcome {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("told.py");
+    std::fs::write(&script, TOLD_WHERE).unwrap();
+    let mut spec = RunSpec::new(shared_env().await, &script, &dir.path().join("run"))
+        .unwrap()
+        .input("n", Value::Int(7))
+        .output("n", IoType::Int);
+    spec.outputs_arg = outputs_arg.map(str::to_owned);
+    Sandbox::new(backend).run(&spec).await.unwrap()
+}
+
+#[tokio::test]
+async fn the_outputs_directory_is_passed_as_the_script_asks() {
+    for (backend, seen) in [
+        (Backend::Bwrap, "outputs in /var/outputs\n"),
+        // The host's own directory, with no sandbox.
+        (Backend::None, "/run/outputs\n"),
+    ] {
+        let out = told_where(backend, Some("--outputs-dir")).await;
+        assert!(out.success(), "{backend:?}: {out:?}");
+        assert!(out.stdout.ends_with(seen), "{backend:?}: {}", out.stdout);
+        assert_eq!(out.outputs.unwrap()["n"], Value::Int(7), "{backend:?}");
+        // Without it the script is not told, as a script from before `--outputs-dir` expects.
+        let out = told_where(backend, None).await;
+        assert!(!out.success(), "{backend:?}: {out:?}");
+        assert!(out.stderr.contains("--outputs-dir"), "{}", out.stderr);
+    }
+}
+
 async fn outputs_of(code: &str, outputs: &[(&str, IoType)]) -> Result<(), SandboxError> {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("s.py");
