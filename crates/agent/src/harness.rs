@@ -218,8 +218,7 @@ impl Harness {
         spec.secrets.clone_from(&self.secrets);
         spec.run_name.clone_from(&self.run_name);
         spec.extra_args = args.to_vec();
-        spec.outputs_arg = autocoder_loop::run::takes_outputs_dir(&solution)
-            .then(|| autocoder_loop::run::OUTPUTS_DIR_FLAG.to_owned());
+        spec.outputs_arg = autocoder_loop::run::outputs_arg(&solution);
         for input in &self.contract.inputs {
             if let (IoType::File, Some(sample)) = (input.ty, &input.sample) {
                 spec.inputs.push(SandboxInput {

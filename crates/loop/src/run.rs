@@ -38,6 +38,11 @@ pub fn takes_outputs_dir(script: &str) -> bool {
     script.contains(OUTPUTS_DIR_FLAG)
 }
 
+/// What [`RunSpec::outputs_arg`] should be for `script`: the flag when it takes one.
+pub fn outputs_arg(script: &str) -> Option<String> {
+    takes_outputs_dir(script).then(|| OUTPUTS_DIR_FLAG.to_owned())
+}
+
 /// Parses a user's value for an input of type `ty`.
 fn parse_input(name: &str, ty: IoType, text: &str) -> Result<Value, LoopError> {
     match ty {
@@ -105,7 +110,7 @@ pub async fn run(
     let work = autocoder_sandbox::temp_dir("run")?;
     let mut spec = RunSpec::new(env, &script, work.path())?;
     spec.limits = options.sandbox.limits;
-    spec.outputs_arg = takes_outputs_dir(&result.solution).then(|| OUTPUTS_DIR_FLAG.to_owned());
+    spec.outputs_arg = outputs_arg(&result.solution);
     spec.network = options.sandbox.network;
     spec.run_name.clone_from(&result.name);
     spec.env_vars = options.sandbox.env_vars.iter().cloned().collect();
