@@ -6,6 +6,10 @@
 //! `AUTOCODER_BENCH_DOCKER=1` adds the Docker backend. Measure on an idle machine: `chrt -f`
 //! no longer helps, since sandboxed scripts drop a real-time policy.
 //!
+//! Measured 2026-11-26 on an AMD EPYC (release, model server paused, round-robin with the build
+//! before the change, two rounds): bare 8.31 / 8.04 ms, bubblewrap run 15.86 / 16.39 ms (+7.55 /
+//! +8.35 ms) with the uid switched by `drop-uid`; +9.49 / +10.55 ms with `setpriv` in the same run.
+//!
 //! Measured 2026-11-26 on an Intel Xeon (release, model server paused, two rounds): bare 10.4 /
 //! 10.3 ms, bubblewrap run 20.8 / 21.8 ms (+10.4 / +11.5 ms; +21.5 / +19.3 before the cgroup
 //! join through `tasks` and the rlimits set before `exec`, in the same run), `--sandbox none`

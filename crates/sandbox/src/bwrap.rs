@@ -6,6 +6,8 @@ use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::drop_uid;
+
 /// One bind mount into the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Mount {
@@ -29,6 +31,9 @@ pub(crate) struct Plan {
     pub(crate) run_as: Option<u32>,
     /// The descriptor bubblewrap reads the seccomp program from (and closes).
     pub(crate) seccomp_fd: Option<std::os::fd::RawFd>,
+    /// With `run_as`: the descriptor bubblewrap copies the uid switch program from, into
+    /// [`drop_uid::SANDBOX_PATH`] (none when `setpriv` does the switch).
+    pub(crate) drop_uid_fd: Option<std::os::fd::RawFd>,
 }
 
 const SYSTEM_DIRS: &[&str] = &["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
@@ -88,6 +93,13 @@ pub(crate) fn args(plan: &Plan) -> Vec<OsString> {
         made.insert(m.dest.clone());
         let flag = if m.writable { "--bind" } else { "--ro-bind" };
         push(&[&flag, &m.host, &m.dest]);
+    }
+    if let Some(fd) = plan.drop_uid_fd {
+        let path = Path::new(drop_uid::SANDBOX_PATH);
+        if let Some(dir) = path.parent() {
+            push(&[&"--perms", &"0755", &"--dir", &dir]);
+        }
+        push(&[&"--perms", &"0555", &"--file", &fd.to_string(), &path]);
     }
     // The root itself is a tmpfs bubblewrap made; nothing may be written there.
     push(&[&"--remount-ro", &"/"]);
@@ -181,6 +193,7 @@ mod tests {
             network: false,
             run_as: Some(200_000),
             seccomp_fd: Some(5),
+            drop_uid_fd: Some(6),
         };
         let text: Vec<String> = args(&plan)
             .iter()
@@ -191,6 +204,10 @@ mod tests {
         assert!(joined.contains("--unshare-net"));
         assert!(joined.contains("--perms 1777 --size 1048576 --tmpfs /tmp --perms 0755 --dir /var --perms 1777 --size 2097152 --tmpfs /var/work"), "{joined}");
         assert!(joined.contains("--seccomp 5"), "{joined}");
+        assert!(
+            joined.contains("--perms 0755 --dir /.autocoder --perms 0555 --file 6 /.autocoder/drop-uid --remount-ro /"),
+            "{joined}"
+        );
         assert!(joined.contains("--clearenv --setenv HOME /tmp --"));
         assert!(!joined.contains("--unshare-user"));
     }

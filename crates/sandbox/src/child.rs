@@ -1,7 +1,6 @@
 //! What a child process does between `fork` and `exec`: leave a real-time scheduling policy, set
 //! the run's rlimits, join the run's cgroup, and make sure no descriptor above 2 survives the
-//! `exec` except the one it is meant to hand over (the seccomp program bubblewrap reads and
-//! closes).
+//! `exec` except the ones it is meant to hand over (programs bubblewrap reads and closes).
 //!
 //! This is the crate's only `unsafe` code. It is small on purpose: after `fork` in a
 //! multi-threaded process only async-signal-safe calls are allowed, so [`harden`] makes raw
@@ -17,8 +16,9 @@ pub(crate) struct ChildSetup {
     /// Open `tasks` (v1) or `cgroup.procs` (v2) files of the run's cgroup(s); the child writes
     /// `0` (itself) to each.
     pub(crate) join: Vec<RawFd>,
-    /// A descriptor that stays open across `exec` (the seccomp program for `bwrap --seccomp`).
-    pub(crate) keep: Option<RawFd>,
+    /// Descriptors that stay open across `exec` (the seccomp program for `bwrap --seccomp`, the
+    /// uid switch program for `bwrap --file`).
+    pub(crate) keep: Vec<RawFd>,
     /// Resource limits set on the child (never above the caller's hard limits), inherited by
     /// everything it starts.
     pub(crate) rlimits: Vec<Rlimit>,
@@ -91,7 +91,7 @@ fn harden(setup: &ChildSetup) -> io::Result<()> {
         }
     }
     cloexec_from(3)?;
-    if let Some(fd) = setup.keep {
+    for &fd in &setup.keep {
         // SAFETY: `fcntl(F_SETFD, 0)` clears close-on-exec on a descriptor number; no memory
         // is passed.
         #[allow(unsafe_code, reason = "audited: see the module's documentation")]

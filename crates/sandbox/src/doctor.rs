@@ -148,7 +148,7 @@ async fn bwrap_smoke() -> Result<(), SandboxError> {
         "bwrap",
         crate::child::ChildSetup {
             join: Vec::new(),
-            keep: Some(fd),
+            keep: vec![fd],
             rlimits: Vec::new(),
         },
     );

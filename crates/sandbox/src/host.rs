@@ -2,7 +2,6 @@
 //! program handed to bubblewrap, the rlimits and the unprivileged uid, and what came of the run.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
@@ -10,6 +9,7 @@ use std::os::unix::process::ExitStatusExt;
 use crate::bwrap::{self, Plan};
 use crate::cgroup::RunCgroup;
 use crate::child::{ChildSetup, Rlimit};
+use crate::drop_uid;
 use crate::error::SandboxError;
 use crate::exec;
 use crate::sandbox::Invocation;
@@ -35,13 +35,32 @@ pub(crate) async fn run_bwrap(
         .map_err(SandboxError::io("writing", "the seccomp filter"))?;
     drop(writer);
     plan.seccomp_fd = Some(reader.as_raw_fd());
-    let mut argv = run_as_wrapper(plan.run_as);
+    let mut keep = vec![reader.as_raw_fd()];
+    let mut argv = Vec::new();
+    // The uid switch program, when we are root: through a second pipe (a few KB: the pipe holds
+    // it whole), which bubblewrap copies into the sandbox's root before making it read-only.
+    let mut program_reader = None;
+    if let Some(uid) = plan.run_as {
+        argv = drop_uid::wrapper(uid);
+        if let Some(program) = drop_uid::PROGRAM {
+            let (r, mut w) = std::io::pipe().map_err(SandboxError::io(
+                "creating a pipe for",
+                "the uid switch program",
+            ))?;
+            w.write_all(program)
+                .map_err(SandboxError::io("writing", "the uid switch program"))?;
+            drop(w);
+            plan.drop_uid_fd = Some(r.as_raw_fd());
+            keep.push(r.as_raw_fd());
+            program_reader = Some(r);
+        }
+    }
     argv.extend(inv.argv.iter().cloned());
     let mut cmd = exec::sandboxed(
         "bwrap",
         ChildSetup {
             join: cgroup.as_ref().map(RunCgroup::join_fds).unwrap_or_default(),
-            keep: Some(reader.as_raw_fd()),
+            keep,
             rlimits: rlimits(limits),
         },
     );
@@ -55,6 +74,7 @@ pub(crate) async fn run_bwrap(
     )
     .await;
     drop(reader);
+    drop(program_reader);
     let oom = cgroup.as_ref().is_some_and(RunCgroup::oom_killed);
     if let Some(cgroup) = cgroup {
         cgroup.remove().await;
@@ -70,14 +90,14 @@ pub(crate) async fn run_bwrap(
 }
 
 /// bubblewrap's own error, when it exited before starting the program: status 1 and a last
-/// stderr line of its own (`bwrap: Creating new namespace failed: ...`); `setpriv` failing to
-/// start the interpreter likewise.
+/// stderr line of its own (`bwrap: Creating new namespace failed: ...`); the switch to the
+/// leased uid failing to start the interpreter likewise.
 fn bwrap_failure(done: &exec::Finished) -> Option<String> {
     if done.timed_out || done.status.and_then(|s| s.code()) != Some(1) {
         return None;
     }
     let last = done.stderr.trim_end().lines().last()?;
-    ["bwrap: ", "setpriv: "]
+    ["bwrap: ", drop_uid::FAILURE_PREFIX]
         .iter()
         .any(|p| last.starts_with(p) && done.stderr.trim_end().lines().count() == 1)
         .then(|| last.to_owned())
@@ -97,7 +117,7 @@ pub(crate) async fn run_unsandboxed(
         &argv[0],
         ChildSetup {
             join: cgroup.as_ref().map(RunCgroup::join_fds).unwrap_or_default(),
-            keep: None,
+            keep: Vec::new(),
             rlimits: rlimits(limits),
         },
     );
@@ -135,29 +155,9 @@ fn whole_run_cgroup(limits: &Limits) -> Option<RunCgroup> {
     }
 }
 
-/// `setpriv ... --` dropping to the leased uid, inside the namespaces (bubblewrap needs root to
-/// set them up); nothing when the caller is not root.
-fn run_as_wrapper(run_as: Option<u32>) -> Vec<OsString> {
-    let Some(uid) = run_as else {
-        return Vec::new();
-    };
-    [
-        "setpriv".into(),
-        format!("--reuid={uid}"),
-        format!("--regid={uid}"),
-        "--clear-groups".into(),
-        "--inh-caps=-all".into(),
-        "--bounding-set=-all".into(),
-        "--".into(),
-    ]
-    .into_iter()
-    .map(OsString::from)
-    .collect()
-}
-
 /// The run's rlimits, set in the child before `exec` and inherited by everything it starts
-/// (bubblewrap, `setpriv`, the interpreter and its children). A limit on processes does not hold
-/// bubblewrap back as root (root is exempt), and after `setpriv` it counts the leased uid's
+/// (bubblewrap, the uid switch, the interpreter and its children). A limit on processes does not
+/// hold bubblewrap back as root (root is exempt), and after the switch it counts the leased uid's
 /// processes; the CPU limit's hard value is one second above the soft one, so the script gets
 /// `SIGXCPU` first. (This replaced a `prlimit` wrapper: one `exec` fewer per start.)
 fn rlimits(l: &Limits) -> Vec<Rlimit> {

@@ -49,6 +49,7 @@ mod command;
 mod docker;
 mod docker_image;
 mod doctor;
+mod drop_uid;
 mod env;
 mod error;
 mod exec;

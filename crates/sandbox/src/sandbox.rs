@@ -140,7 +140,7 @@ impl Sandbox {
     pub fn check(&self) -> Result<(), SandboxError> {
         match self.backend {
             Backend::Bwrap if which("bwrap").is_none() => Err(SandboxError::BwrapMissing),
-            Backend::Bwrap if is_root() && which("setpriv").is_none() => Err(SandboxError::BackendUnavailable {
+            Backend::Bwrap if is_root() && crate::drop_uid::PROGRAM.is_none() && which("setpriv").is_none() => Err(SandboxError::BackendUnavailable {
                 backend: "bwrap",
                 reason: "running as root needs `setpriv` (util-linux) to drop to an unprivileged uid".into(),
             }),
@@ -347,6 +347,7 @@ impl Sandbox {
                 network: spec.network,
                 run_as,
                 seccomp_fd: None,
+                drop_uid_fd: None,
             };
             host::run_bwrap(spec, &inv, plan).await?
         };

@@ -333,3 +333,52 @@ print("done")
         "a double-forked daemon outlived the run"
     );
 }
+
+/// As root, the script runs as the leased uid with nothing of root's left: real, effective and
+/// saved uid and gid the leased id, no supplementary groups, an empty set of capabilities of
+/// every kind (a file with inheritable capabilities, or a setuid binary, gives it nothing), no
+/// new privileges, and the seccomp filter on. Whatever does the switch (`drop-uid`, or `setpriv`
+/// where it is not built) must leave exactly this. Not as root, the sandbox runs as the caller
+/// in a user namespace: the capabilities, no new privileges and seccomp are checked all the same.
+#[tokio::test]
+async fn the_script_keeps_nothing_of_root() {
+    let code = r#"
+import os
+status = dict(l.rstrip("\n").split(":\t", 1) for l in open("/proc/self/status") if ":\t" in l)
+for key in ("Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp"):
+    print(key, status[key].strip())
+print("groups", os.getgroups())
+"#;
+    let (out, _d) = run_code(code, tight()).await;
+    assert!(out.success(), "{out:?}");
+    let line = |key: &str| -> String {
+        out.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{key} ")))
+            .unwrap_or_else(|| panic!("no {key} in {}", out.stdout))
+            .to_owned()
+    };
+    for key in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
+        assert_eq!(line(key), "0000000000000000", "{key}: {}", out.stdout);
+    }
+    assert_eq!(line("NoNewPrivs"), "1", "{}", out.stdout);
+    assert_eq!(line("Seccomp"), "2", "{}", out.stdout);
+    if !is_root() {
+        return;
+    }
+    for key in ["Uid", "Gid"] {
+        let ids: Vec<u32> = line(key)
+            .split_whitespace()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 4, "{}", out.stdout);
+        assert!(
+            ids.iter().all(|&id| id == ids[0] && id != 0),
+            "{}",
+            out.stdout
+        );
+    }
+    assert_eq!(line("Uid"), line("Gid"), "{}", out.stdout);
+    assert_eq!(line("Groups"), "", "{}", out.stdout);
+    assert_eq!(line("groups"), "[]", "{}", out.stdout);
+}
