@@ -52,6 +52,9 @@ pub enum EvalError {
     /// The loop refused a request before any model call (a task that is not a valid request).
     #[error(transparent)]
     Loop(#[from] LoopError),
+    /// The agent could not start (the model cannot be used, a bad request).
+    #[error(transparent)]
+    Agent(Box<autocoder_agent::AgentError>),
 }
 
 impl EvalError {

@@ -18,5 +18,5 @@ pub mod suite;
 
 pub use error::EvalError;
 pub use report::{EvalReport, RunRecord, render_table};
-pub use runner::{EvalEvent, EvalOptions, run_suite};
+pub use runner::{AgentSettings, EvalEvent, EvalOptions, run_suite};
 pub use suite::{Split, Suite, Task};

@@ -12,7 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use autocoder_llm::{LlmClient, LlmConfig, LlmError};
+use autocoder_agent::{AgentError, AgentOptions, ToolProtocol, generate_agent};
+use autocoder_llm::{LlmClient, LlmConfig, LlmError, ModelSpec};
+use autocoder_loop::rundir::GenerationResult;
 use autocoder_loop::session::Limits;
 use autocoder_loop::{GenerateOptions, LoopError, ProfileName, Progress, SandboxOptions, generate};
 use serde::Serialize;
@@ -53,6 +55,25 @@ pub struct EvalOptions {
     pub sample_rows: usize,
     /// Prompt templates overriding the built-in ones.
     pub prompts_dir: Option<PathBuf>,
+    /// Generate with the tool-using agent instead of the pipeline (`--agent`).
+    pub agent: Option<AgentSettings>,
+}
+
+/// How the agent runs when an eval generates with it; everything else comes from the eval's
+/// options (the task timeout is the agent's run timeout, the token budget its budget).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentSettings {
+    /// Model turns at most.
+    pub max_turns: u32,
+    /// How tools reach the model; `None`: the default for the model and server.
+    pub protocol: Option<ToolProtocol>,
+}
+
+/// The agent's settings as `eval.json` keeps them.
+#[derive(Debug, Serialize)]
+struct AgentSettingsRecord {
+    max_turns: u32,
+    protocol: &'static str,
 }
 
 /// The settings that must not change between an eval and its resumption.
@@ -71,6 +92,9 @@ struct Settings<'a> {
     sample_rows: usize,
     prompts_dir: Option<&'a Path>,
     sandbox: &'static str,
+    /// Absent for the pipeline, so evals written before agent mode resume unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<AgentSettingsRecord>,
 }
 
 impl EvalOptions {
@@ -90,8 +114,72 @@ impl EvalOptions {
             sample_rows: self.sample_rows,
             prompts_dir: self.prompts_dir.as_deref(),
             sandbox: self.sandbox.backend.name(),
+            agent: self.agent.map(|a| AgentSettingsRecord {
+                max_turns: a.max_turns,
+                protocol: self.agent_protocol(a).name(),
+            }),
         })
         .unwrap_or_default()
+    }
+
+    /// The protocol the agent uses: the one named, else the default for the model and server.
+    fn agent_protocol(&self, agent: AgentSettings) -> ToolProtocol {
+        agent
+            .protocol
+            .unwrap_or_else(|| match ModelSpec::parse(&self.model) {
+                Ok(model) => ToolProtocol::default_for(&model, self.llm.api_base.as_deref()),
+                Err(_) => ToolProtocol::Native,
+            })
+    }
+
+    /// The agent's options for one task's request.
+    fn agent_options(
+        &self,
+        agent: AgentSettings,
+        request: GenerateOptions,
+    ) -> Result<AgentOptions, LlmError> {
+        let model = ModelSpec::parse(&self.model)?;
+        let mut options = AgentOptions::new(request, &model, self.llm.api_base.as_deref());
+        options.max_turns = agent.max_turns;
+        options.protocol = self.agent_protocol(agent);
+        options.run_timeout = self.task_timeout;
+        Ok(options)
+    }
+}
+
+/// Why a generation ended without a result.
+#[derive(Debug, thiserror::Error)]
+enum GenerationError {
+    #[error(transparent)]
+    Loop(#[from] LoopError),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+}
+
+impl GenerationError {
+    /// Errors that say nothing about the model's work: no server, no key, a rejected key, an
+    /// unknown model or a bad configuration.
+    fn unusable_model(&self) -> bool {
+        let (Self::Loop(LoopError::Model(llm))
+        | Self::Agent(AgentError::Llm(llm) | AgentError::Loop(LoopError::Model(llm)))) = self
+        else {
+            return false;
+        };
+        matches!(
+            llm,
+            LlmError::Transport { .. }
+                | LlmError::MissingApiKey { .. }
+                | LlmError::Auth { .. }
+                | LlmError::UnknownModel { .. }
+                | LlmError::InvalidConfig(_)
+        )
+    }
+
+    fn into_eval_error(self) -> EvalError {
+        match self {
+            Self::Loop(e) => EvalError::Loop(e),
+            Self::Agent(e) => EvalError::Agent(Box::new(e)),
+        }
     }
 }
 
@@ -157,7 +245,7 @@ pub async fn run_suite(
             index: index + 1,
             total,
         });
-        let record = run_one(task, seed, options, on_event).await?;
+        let record = Box::pin(run_one(task, seed, options, on_event)).await?;
         write_json(&record_path(&records_dir, &task.name, seed), &record)?;
         on_event(&EvalEvent::Finished(&record));
         records.push(record);
@@ -216,11 +304,19 @@ async fn run_one(
     };
     let started = Instant::now();
     let progress = |p: &Progress| on_event(&EvalEvent::Progress(p));
-    let outcome = tokio::time::timeout(
-        options.task_timeout,
-        generate(&generate_options, &client, &progress),
-    )
-    .await;
+    let generation = async {
+        let result: Result<GenerationResult, GenerationError> = match options.agent {
+            None => Ok(generate(&generate_options, &client, &progress).await?),
+            Some(agent) => {
+                let agent_options = options
+                    .agent_options(agent, generate_options.clone())
+                    .map_err(|e| GenerationError::Loop(LoopError::Model(e)))?;
+                Ok(generate_agent(&agent_options, &client, &progress).await?)
+            }
+        };
+        result
+    };
+    let outcome = tokio::time::timeout(options.task_timeout, generation).await;
     let seconds = started.elapsed().as_secs_f64();
     let mut record = RunRecord {
         task: task.name.clone(),
@@ -244,7 +340,7 @@ async fn run_one(
         }
         // The model could not be used at all: not the model's failure, so no record is kept
         // (running the eval again runs the task) and the eval stops with the reason.
-        Ok(Err(err)) if unusable_model(&err) => return Err(EvalError::Loop(err)),
+        Ok(Err(err)) if err.unusable_model() => return Err(err.into_eval_error()),
         Ok(Err(err)) => record.reason = format!("error: {err}"),
         Ok(Ok(result)) => {
             record.generated = result.success;
@@ -261,21 +357,6 @@ async fn run_one(
         }
     }
     Ok(record)
-}
-
-/// Errors that say nothing about the model's work: no server, no key, a rejected key, an
-/// unknown model or a bad configuration.
-fn unusable_model(err: &LoopError) -> bool {
-    matches!(
-        err,
-        LoopError::Model(
-            LlmError::Transport { .. }
-                | LlmError::MissingApiKey { .. }
-                | LlmError::Auth { .. }
-                | LlmError::UnknownModel { .. }
-                | LlmError::InvalidConfig(_)
-        )
-    )
 }
 
 fn record_path(dir: &Path, task: &str, seed: u64) -> PathBuf {
@@ -312,12 +393,18 @@ fn check_settings(path: &Path, settings: &serde_json::Value) -> Result<(), EvalE
         return Ok(());
     }
     let difference = match (old.settings.as_object(), settings.as_object()) {
-        (Some(a), Some(b)) => b.iter().find(|(k, v)| a.get(*k) != Some(v)).map(|(k, v)| {
-            format!(
-                "{k}: was {}, now {v}",
-                a.get(k).cloned().unwrap_or_default()
-            )
-        }),
+        // A setting present on one side only (`agent`) differs too.
+        (Some(a), Some(b)) => a
+            .keys()
+            .chain(b.keys())
+            .find(|k| a.get(*k) != b.get(*k))
+            .map(|k| {
+                format!(
+                    "{k}: was {}, now {}",
+                    a.get(k).cloned().unwrap_or_default(),
+                    b.get(k).cloned().unwrap_or_default()
+                )
+            }),
         _ => None,
     };
     Err(EvalError::SettingsChanged {

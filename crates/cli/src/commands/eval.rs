@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use autocoder_eval::{EvalEvent, EvalOptions, Split, Suite, render_table, run_suite};
+use autocoder_agent::ToolProtocol;
+use autocoder_eval::{
+    AgentSettings, EvalEvent, EvalOptions, Split, Suite, render_table, run_suite,
+};
 
 use crate::cli::GlobalArgs;
 use crate::commands::generate::{ModelArgs, SandboxArgs, parse_model_profile};
@@ -60,11 +63,41 @@ pub(crate) struct EvalArgs {
     /// A directory of prompt templates overriding the built-in ones by name.
     #[arg(long, value_name = "DIR")]
     prompts_dir: Option<PathBuf>,
+    #[command(flatten)]
+    agent: EvalAgentArgs,
     /// Print `eval.json` on stdout instead of the table.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
     sandbox: SandboxArgs,
+}
+
+/// Agent mode's flags for `eval`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct EvalAgentArgs {
+    /// Generate with the tool-using agent (as `generate --agent`) instead of the pipeline; the
+    /// task timeout is the agent's run timeout and `--max-iterations` is not used.
+    #[arg(long)]
+    agent: bool,
+    /// Agent mode: model turns at most.
+    #[arg(long, value_name = "N", default_value_t = 50, requires = "agent")]
+    max_turns: u32,
+    /// Agent mode: `native` tool calls or one `json` action per turn; default `json` for local
+    /// servers, `native` otherwise.
+    #[arg(long, value_parser = ["native", "json"], requires = "agent")]
+    tool_protocol: Option<String>,
+}
+
+impl EvalAgentArgs {
+    fn settings(&self) -> Option<AgentSettings> {
+        self.agent.then(|| AgentSettings {
+            max_turns: self.max_turns,
+            protocol: self
+                .tool_protocol
+                .as_deref()
+                .and_then(ToolProtocol::from_name),
+        })
+    }
 }
 
 pub(crate) async fn run(args: EvalArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
@@ -108,6 +141,7 @@ pub(crate) async fn run(args: EvalArgs, global: &GlobalArgs) -> anyhow::Result<i
         tests_see_code: args.tests_see_code,
         sample_rows: args.sample_rows,
         prompts_dir: args.prompts_dir.clone(),
+        agent: args.agent.settings(),
     };
     let quiet = global.quiet;
     let on_event = move |event: &EvalEvent<'_>| {

@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
-use autocoder_eval::{EvalError, EvalEvent, EvalOptions, Suite, run_suite};
+use autocoder_agent::ToolProtocol;
+use autocoder_eval::{AgentSettings, EvalError, EvalEvent, EvalOptions, Suite, run_suite};
 use autocoder_llm::{LlmConfig, ModelSpec};
-use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
+use autocoder_testkit::{Entry, Reply, Script, ScriptToolCall, ScriptedServer};
 use serde_json::json;
 
 use crate::suite;
@@ -80,6 +81,7 @@ fn options(server: &ScriptedServer, out: &std::path::Path) -> EvalOptions {
         tests_see_code: false,
         sample_rows: 10,
         prompts_dir: None,
+        agent: None,
     }
 }
 
@@ -145,4 +147,73 @@ async fn a_right_script_scores_correct_and_a_wrong_one_incorrect() {
     let err = run_suite(&suite, &changed, &|_| {}).await.unwrap_err();
     assert!(matches!(err, EvalError::SettingsChanged { .. }), "{err}");
     assert!(err.to_string().contains("max_iterations"), "{err}");
+}
+
+/// The agent's answer calling `tool` with `arguments` (native tool calls).
+fn call(tool: &str, arguments: serde_json::Value) -> Entry {
+    Entry::step(
+        "agent",
+        Reply::ToolCalls(vec![ScriptToolCall {
+            id: None,
+            name: tool.to_owned(),
+            arguments,
+        }]),
+    )
+}
+
+/// `--agent`: the tool-using agent generates (it writes the reference script and a test, asks
+/// for pandas, runs the tests, finishes), and its script is scored on the held-out cases like the pipeline's;
+/// the agent's settings are part of the eval's, so a pipeline eval cannot resume into it.
+#[tokio::test]
+async fn the_agent_generates_and_its_script_is_scored_on_held_out_data() {
+    let suite = Suite::load(&suite::suite_dir()).unwrap();
+    let reference =
+        std::fs::read_to_string(suite.dir.join("tasks/sales-by-region/reference.py")).unwrap();
+    let server = ScriptedServer::start(Script::new([
+        call(
+            "write_file",
+            json!({"path": "solution.py", "content": reference}),
+        ),
+        call(
+            "write_file",
+            json!({"path": "test_solution.py", "content": TESTS}),
+        ),
+        call("set_packages", json!({"packages": ["pandas"]})),
+        call("run_tests", json!({})),
+        call("finish", json!({"summary": "revenue by region"})),
+    ]))
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let options = EvalOptions {
+        tasks: vec!["sales-by-region".into()],
+        agent: Some(AgentSettings {
+            max_turns: 8,
+            protocol: Some(ToolProtocol::Native),
+        }),
+        ..options(&server, out.path())
+    };
+    let report = run_suite(&suite, &options, &|_| {}).await.unwrap();
+    let run = &report.runs[0];
+    assert!(run.generated, "{run:#?}");
+    assert!(run.heldout_correct(), "{run:#?}");
+    assert_eq!(run.heldout_counts(), (2, 2));
+    // `run_tests`, and the run `finish` makes before it accepts.
+    assert_eq!(run.test_runs, 2, "{run:#?}");
+    assert_eq!(run.model_calls, 5, "{run:#?}");
+    assert_eq!(server.requests().len(), 5);
+    assert!(
+        server.requests().iter().all(|r| r.body["tools"].is_array()),
+        "every request offers the agent's tools"
+    );
+    assert_eq!(report.settings["agent"]["max_turns"], 8);
+    assert_eq!(report.settings["agent"]["protocol"], "native");
+
+    let pipeline = EvalOptions {
+        agent: None,
+        ..options
+    };
+    let err = run_suite(&suite, &pipeline, &|_| {}).await.unwrap_err();
+    assert!(matches!(err, EvalError::SettingsChanged { .. }), "{err}");
+    assert!(err.to_string().contains("agent"), "{err}");
 }
