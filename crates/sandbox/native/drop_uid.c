@@ -3,7 +3,7 @@
  *
  * Runs inside the sandbox, as root, right before the script: becomes UID (and group UID) with no
  * supplementary groups and no capability in any set (bounding, inheritable, ambient, permitted,
- * effective), then executes PROGRAM. Any failure exits 126 after one line on stderr, and nothing
+ * effective), then executes PROGRAM. Any failure exits 1 after one line on stderr, and nothing
  * is executed. It does what `setpriv --reuid=UID --regid=UID --clear-groups --inh-caps=-all
  * --bounding-set=-all --` did, in about a third of the time: a freestanding static program, so
  * no dynamic loader, no libc start-up and no locale files (see docs/notes/sandbox-hardening.md).
@@ -49,16 +49,40 @@ static long prctl3(long option, long arg2, long arg3) {
     return sys5(__NR_prctl, option, arg2, arg3, 0, 0);
 }
 
-static void fail(const char *what) {
-    static const char head[] = "drop-uid: cannot ";
+static void put(const char *text) {
     long len = 0;
-    while (what[len]) len++;
-    sys(__NR_write, 2, (long)head, sizeof head - 1);
-    sys(__NR_write, 2, (long)what, len);
-    sys(__NR_write, 2, (long)"\n", 1);
-    sys(__NR_exit_group, 126, 0, 0);
+    while (text[len]) len++;
+    sys(__NR_write, 2, (long)text, len);
+}
+
+/* One line on stderr, "drop-uid: cannot WHAT[ DETAIL] (errno N)", then exit 1 (as bubblewrap
+   does on its own errors, which the host reports as the sandbox failing, not the script). */
+static void fail_with(const char *what, const char *detail, long ret) {
+    put("drop-uid: cannot ");
+    put(what);
+    if (detail) {
+        put(" ");
+        put(detail);
+    }
+    if (ret < 0) {
+        char digits[24];
+        int at = sizeof digits - 1;
+        unsigned long err = (unsigned long)-ret;
+        digits[at] = 0;
+        do {
+            digits[--at] = (char)('0' + err % 10);
+            err /= 10;
+        } while (err && at > 0);
+        put(" (errno ");
+        put(digits + at);
+        put(")");
+    }
+    put("\n");
+    sys(__NR_exit_group, 1, 0, 0);
     for (;;) {}
 }
+
+static void fail(const char *what) { fail_with(what, 0, 0); }
 
 /* A decimal uid in 1..=2^32-2; anything else (root, -1, not a number) is refused. */
 static long parse_uid(const char *s) {
@@ -95,8 +119,8 @@ __attribute__((used)) void start_c(long *sp) {
     struct __user_cap_data_struct data[2] = {{0, 0, 0}, {0, 0, 0}};
     if (sys(__NR_capset, (long)&header, (long)data, 0) != 0) fail("clear the capability sets");
     if (prctl3(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0) != 0) fail("clear the ambient set");
-    sys(__NR_execve, (long)argv[2], (long)(argv + 2), (long)envp);
-    fail("execute the program");
+    long ret = sys(__NR_execve, (long)argv[2], (long)(argv + 2), (long)envp);
+    fail_with("execute", argv[2], ret);
 }
 
 #if defined(__x86_64__)

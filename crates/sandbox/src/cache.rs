@@ -42,16 +42,22 @@ impl EnvCache {
     }
 
     /// `$AUTOCODER_ENV_CACHE`, else `$XDG_CACHE_HOME/autocoder/envs`, else
-    /// `$HOME/.cache/autocoder/envs`.
+    /// `$HOME/.cache/autocoder/envs`. A variable set to nothing counts as unset, and a relative
+    /// directory is taken from the current one: environments hold absolute interpreter paths,
+    /// and an empty value once put them in whatever directory autocoder ran from.
     pub fn default_dir() -> PathBuf {
-        if let Some(dir) = std::env::var_os(CACHE_DIR_ENV_VAR) {
-            return PathBuf::from(dir);
-        }
-        let base = std::env::var_os("XDG_CACHE_HOME")
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let dir = var(CACHE_DIR_ENV_VAR)
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .unwrap_or_else(std::env::temp_dir);
-        base.join("autocoder").join("envs")
+            .unwrap_or_else(|| {
+                var("XDG_CACHE_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache")))
+                    .unwrap_or_else(std::env::temp_dir)
+                    .join("autocoder")
+                    .join("envs")
+            });
+        std::path::absolute(&dir).unwrap_or(dir)
     }
 
     /// Uses this uv binary.

@@ -402,3 +402,56 @@ fn docker_sigint_stops_and_removes_the_container() {
     assert!(left.is_empty(), "left {left:?}");
     assert_eq!(status.code(), Some(130), "{status:?}");
 }
+
+/// `AUTOCODER_ENV_CACHE` set to nothing counts as unset (the default directory under
+/// `XDG_CACHE_HOME`), and a relative one is taken from the current directory: before, an empty
+/// value built the environment in the current directory under a relative path, and the
+/// sandboxed interpreter could not be executed.
+#[test]
+fn an_empty_or_relative_env_cache_variable_still_works() {
+    let cwd = tempfile::tempdir().unwrap();
+    let xdg = tempfile::tempdir().unwrap();
+    let script = cwd.path().join("hello.py");
+    std::fs::write(&script, "print('hello')\n").unwrap();
+    let python = test_python();
+    for (value, envs) in [
+        ("", xdg.path().join("autocoder/envs")),
+        ("rel-envs", cwd.path().join("rel-envs")),
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_autocoder"));
+        cmd.args(["sandbox", "run", "hello.py"])
+            .current_dir(cwd.path())
+            .env_remove("RUST_LOG")
+            .env("AUTOCODER_PYTHON", &python)
+            .env("AUTOCODER_ENV_CACHE", value)
+            .env("XDG_CACHE_HOME", xdg.path());
+        let uv = python.parent().unwrap().join("uv");
+        if uv.is_file() {
+            cmd.env("AUTOCODER_UV", uv);
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "AUTOCODER_ENV_CACHE={value:?}: {stderr}"
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "hello\n");
+        let built: Vec<_> = std::fs::read_dir(&envs)
+            .unwrap_or_else(|e| panic!("{}: {e}", envs.display()))
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("py"))
+            .collect();
+        assert!(!built.is_empty(), "no environment in {}", envs.display());
+    }
+    let mut left: Vec<String> = std::fs::read_dir(cwd.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["hello.py", "rel-envs"],
+        "nothing else lands in the current directory"
+    );
+}
