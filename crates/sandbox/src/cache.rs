@@ -47,16 +47,17 @@ impl EnvCache {
     /// and an empty value once put them in whatever directory autocoder ran from.
     pub fn default_dir() -> PathBuf {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-        let dir = var(CACHE_DIR_ENV_VAR)
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
+        let dir = var(CACHE_DIR_ENV_VAR).map_or_else(
+            || {
                 var("XDG_CACHE_HOME")
                     .map(PathBuf::from)
                     .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache")))
                     .unwrap_or_else(std::env::temp_dir)
                     .join("autocoder")
                     .join("envs")
-            });
+            },
+            PathBuf::from,
+        );
         std::path::absolute(&dir).unwrap_or(dir)
     }
 

@@ -11,6 +11,7 @@ mod arrow_values;
 mod batches;
 mod detect;
 mod ipc;
+mod ipc_layout;
 mod json;
 mod json_value;
 mod parquet;

@@ -8,6 +8,7 @@ mod basics;
 mod chunking;
 mod expectations;
 mod formats;
+mod ipc_layout;
 mod pandas;
 mod published;
 mod scan;

@@ -1,0 +1,160 @@
+//! Arrow IPC files and streams whose offsets and lengths lie: each is a clear error naming what
+//! is wrong, never a panic or an abort. arrow-ipc trusts these numbers, so before the layout
+//! check a buffer past its message body panicked (found by the `profile_formats` fuzz target)
+//! and a negative block length panicked in its reader.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{Int64Array, RecordBatch, StringArray};
+use arrow_ipc::writer::{FileWriter, StreamWriter};
+use arrow_schema::{DataType, Field, Schema};
+use autocoder_profile::{ProfileError, ProfileOptions, profile_path};
+
+fn batch() -> RecordBatch {
+    let schema = Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("name", DataType::Utf8, true),
+    ]);
+    RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(Int64Array::from(vec![Some(1), None, Some(3), Some(40)])),
+            Arc::new(StringArray::from(vec![
+                Some("a"),
+                Some("bb"),
+                None,
+                Some("dddd"),
+            ])),
+        ],
+    )
+    .unwrap()
+}
+
+fn file_bytes() -> Vec<u8> {
+    let batch = batch();
+    let mut writer = FileWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+    writer.write(&batch).unwrap();
+    writer.into_inner().unwrap()
+}
+
+fn stream_bytes() -> Vec<u8> {
+    let batch = batch();
+    let mut writer = StreamWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+    writer.write(&batch).unwrap();
+    writer.into_inner().unwrap()
+}
+
+/// The error of profiling `bytes` as an Arrow file; panics if it profiled.
+fn error_of(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data.arrow");
+    std::fs::write(&path, bytes).unwrap();
+    match profile_path(&path, &ProfileOptions::default(), &|_, _| {}) {
+        Ok(_) => panic!("a corrupt file profiled"),
+        Err(err @ ProfileError::Corrupt { .. }) => err.to_string(),
+        Err(other) => panic!("not reported as corrupt: {other}"),
+    }
+}
+
+/// The footer's first record-batch block (offset, metadata length, body length) and where its
+/// 24 bytes are in the file.
+fn first_block(bytes: &[u8]) -> (i64, i32, i64, usize) {
+    let len = bytes.len();
+    let footer_len =
+        arrow_ipc::reader::read_footer_length(bytes[len - 10..].try_into().unwrap()).unwrap();
+    let footer = arrow_ipc::root_as_footer(&bytes[len - 10 - footer_len..len - 10]).unwrap();
+    let block = footer.recordBatches().unwrap().get(0);
+    let mut pattern = block.offset().to_le_bytes().to_vec();
+    pattern.extend(block.metaDataLength().to_le_bytes());
+    pattern.extend([0; 4]);
+    pattern.extend(block.bodyLength().to_le_bytes());
+    let at = bytes
+        .windows(pattern.len())
+        .rposition(|w| w == pattern.as_slice())
+        .unwrap();
+    (
+        block.offset(),
+        block.metaDataLength(),
+        block.bodyLength(),
+        at,
+    )
+}
+
+#[test]
+fn the_untouched_file_and_stream_profile() {
+    for (name, bytes) in [
+        ("data.arrow", file_bytes()),
+        ("data.arrows", stream_bytes()),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let profile = profile_path(&path, &ProfileOptions::default(), &|_, _| {}).unwrap();
+        assert_eq!(profile.rows, 4, "{name}");
+    }
+}
+
+#[test]
+fn a_buffer_past_its_message_body_is_an_error() {
+    let mut bytes = file_bytes();
+    let (offset, meta, _, _) = first_block(&bytes);
+    // The record batch's buffer list: (offset, length) pairs of i64 in its metadata; move the
+    // first buffer that has bytes far past the body.
+    let start = usize::try_from(offset).unwrap();
+    let end = start + usize::try_from(meta).unwrap();
+    let metadata = &bytes[start..end];
+    let message = arrow_ipc::root_as_message(&metadata[8..]).unwrap();
+    let buffer = message
+        .header_as_record_batch()
+        .unwrap()
+        .buffers()
+        .unwrap()
+        .iter()
+        .find(|b| b.length() > 0)
+        .unwrap();
+    let mut pattern = buffer.offset().to_le_bytes().to_vec();
+    pattern.extend(buffer.length().to_le_bytes());
+    let at = start
+        + metadata
+            .windows(16)
+            .position(|w| w == pattern.as_slice())
+            .unwrap();
+    bytes[at..at + 8].copy_from_slice(&327_688i64.to_le_bytes());
+    let err = error_of(&bytes);
+    assert!(err.contains("record batch 1"), "{err}");
+    assert!(
+        err.contains("at offset 327688) lies outside the message's"),
+        "{err}"
+    );
+}
+
+#[test]
+fn block_lengths_that_do_not_fit_are_errors() {
+    for (body, expected) in [
+        (0x2800_0000_0240_i64, "do not fit"),
+        (-8, "a body of -8 bytes"),
+    ] {
+        let mut bytes = file_bytes();
+        let (_, _, _, at) = first_block(&bytes);
+        bytes[at + 16..at + 24].copy_from_slice(&body.to_le_bytes());
+        let err = error_of(&bytes);
+        assert!(err.contains("record batch 1"), "{err}");
+        assert!(err.contains(expected), "{err}");
+    }
+    let mut bytes = file_bytes();
+    let (_, _, _, at) = first_block(&bytes);
+    bytes[at + 8..at + 12].copy_from_slice(&4i32.to_le_bytes());
+    let err = error_of(&bytes);
+    assert!(err.contains("metadata of 4 bytes"), "{err}");
+}
+
+#[test]
+fn a_stream_cut_inside_a_body_is_an_error() {
+    let bytes = stream_bytes();
+    // The end-of-stream marker is the last 8 bytes; cut into the batch's body before it.
+    let cut = &bytes[..bytes.len() - 8 - 10];
+    let err = error_of(cut);
+    assert!(err.contains("runs past the end of the file"), "{err}");
+    assert!(!Path::new("data.arrow").exists());
+}
