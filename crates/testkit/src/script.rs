@@ -92,6 +92,18 @@ impl Entry {
         }
     }
 
+    /// An entry answering requests of `step` with one native tool call of `tool`.
+    pub fn tool_call(step: &str, tool: &str, arguments: Value) -> Self {
+        Self::step(
+            step,
+            Reply::ToolCalls(vec![ScriptToolCall {
+                id: None,
+                name: tool.to_owned(),
+                arguments,
+            }]),
+        )
+    }
+
     /// Sets the reported token counts.
     #[must_use]
     pub fn with_usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {

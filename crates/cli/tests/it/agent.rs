@@ -3,21 +3,14 @@
 
 use std::path::Path;
 
-use autocoder_testkit::{Entry, Reply, Script, ScriptToolCall, ScriptedServer};
+use autocoder_testkit::{Entry, Script, ScriptedServer};
 use serde_json::{Value, json};
 
 use crate::scripted::{SALES_SCRIPT, SALES_TESTS, autocoder_in};
 
 /// The model's answer calling `tool` with `arguments` (native tool calls).
 pub(crate) fn call(tool: &str, arguments: Value) -> Entry {
-    Entry::step(
-        "agent",
-        Reply::ToolCalls(vec![ScriptToolCall {
-            id: None,
-            name: tool.to_owned(),
-            arguments,
-        }]),
-    )
+    Entry::tool_call("agent", tool, arguments)
 }
 
 fn autocoder(dir: &Path, args: &[&str]) -> std::process::Output {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use autocoder_agent::ToolProtocol;
 use autocoder_eval::{AgentSettings, EvalError, EvalEvent, EvalOptions, Suite, run_suite};
 use autocoder_llm::{LlmConfig, ModelSpec};
-use autocoder_testkit::{Entry, Reply, Script, ScriptToolCall, ScriptedServer};
+use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
 use serde_json::json;
 
 use crate::suite;
@@ -151,14 +151,7 @@ async fn a_right_script_scores_correct_and_a_wrong_one_incorrect() {
 
 /// The agent's answer calling `tool` with `arguments` (native tool calls).
 fn call(tool: &str, arguments: serde_json::Value) -> Entry {
-    Entry::step(
-        "agent",
-        Reply::ToolCalls(vec![ScriptToolCall {
-            id: None,
-            name: tool.to_owned(),
-            arguments,
-        }]),
-    )
+    Entry::tool_call("agent", tool, arguments)
 }
 
 /// `--agent`: the tool-using agent generates (it writes the reference script and a test, asks
