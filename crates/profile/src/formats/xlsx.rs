@@ -59,7 +59,8 @@ pub(crate) fn profile(
             .ok_or_else(|| corrupt("the workbook has no sheets".to_owned()))?,
     };
     let bad = |e: XlsxError| corrupt(format!("sheet `{chosen}`: {e}"));
-    let bounds = used_bounds(&mut book, &chosen).map_err(bad)?;
+    let bounds =
+        used_bounds(&mut book, &chosen).map_err(|e| corrupt(format!("sheet `{chosen}`: {e}")))?;
     let mut cells = book.worksheet_cells_reader(&chosen).map_err(bad)?;
     let mut rows = Rows::new(bounds);
     let mut row = Vec::new();
@@ -132,18 +133,33 @@ struct Bounds {
     last_col: u32,
 }
 
+/// Excel's last row and column (`XFD1048576`), zero-based: a cell past them is a corrupt sheet.
+/// Without the check a malformed reference (`ZZZZZZ1`, or one whose column overflows calamine's
+/// `u32`) made every row hundreds of millions of cells wide, or the row loop run for billions.
+const LAST_ROW: u32 = 1_048_575;
+const LAST_COL: u32 = 16_383;
+
 /// The bounds of the sheet's used cells, by streaming it once; `None` for a sheet with none.
 fn used_bounds<RS: Read + Seek>(
     book: &mut Xlsx<RS>,
     sheet: &str,
-) -> Result<Option<Bounds>, XlsxError> {
-    let mut cells = book.worksheet_cells_reader(sheet)?;
+) -> Result<Option<Bounds>, String> {
+    let mut cells = book
+        .worksheet_cells_reader(sheet)
+        .map_err(|e| e.to_string())?;
     let mut bounds: Option<Bounds> = None;
-    while let Some(cell) = cells.next_cell()? {
+    while let Some(cell) = cells.next_cell().map_err(|e| e.to_string())? {
         if matches!(cell.get_value(), DataRef::Empty) {
             continue;
         }
         let (r, c) = cell.get_position();
+        if r > LAST_ROW || c > LAST_COL {
+            return Err(format!(
+                "a cell at row {} and column {} lies past Excel's last cell (XFD1048576)",
+                u64::from(r) + 1,
+                u64::from(c) + 1
+            ));
+        }
         bounds = Some(match bounds {
             None => Bounds {
                 first_row: r,

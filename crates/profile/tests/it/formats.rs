@@ -423,3 +423,43 @@ fn the_format_comes_from_the_content_then_the_extension_unless_forced() {
     let p = profile(&empty);
     assert_eq!((p.rows, p.columns.len()), (0, 0));
 }
+
+/// An Excel sheet with a cell reference past Excel's last column (`ZZZZZZ1`, column 321,272,406)
+/// or row is a corrupt sheet: before, every row was made that wide (gigabytes for one cell),
+/// and a reference whose column overflows calamine's `u32` did the same with a wrapped number in
+/// release builds (found by the `profile_formats` fuzz target).
+#[test]
+fn an_excel_cell_past_the_last_column_or_row_is_an_error() {
+    const WRITE_BAD_REF: &str = r#"
+import sys, zipfile, openpyxl
+wb = openpyxl.Workbook()
+ws = wb.active
+ws["A1"] = "id"
+ws["B1"] = "name"
+ws["A2"] = 1
+ws["B2"] = "x"
+wb.save(sys.argv[1] + ".tmp")
+with zipfile.ZipFile(sys.argv[1] + ".tmp") as src, zipfile.ZipFile(sys.argv[1], "w") as dst:
+    for item in src.infolist():
+        data = src.read(item.filename)
+        if item.filename == "xl/worksheets/sheet1.xml":
+            data = data.replace(b'r="B2"', ('r="%s"' % sys.argv[2]).encode())
+        dst.writestr(item, data)
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    for (reference, expected) in [("ZZZZZZ2", "column 321272406"), ("B2000000", "row 2000000")] {
+        let path = dir.path().join(format!("{reference}.xlsx"));
+        let status = Command::new(python())
+            .args(["-c", WRITE_BAD_REF])
+            .arg(&path)
+            .arg(reference)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let err = profile_path(&path, &ProfileOptions::default(), &|_, _| {})
+            .expect_err("a cell past Excel's last one profiled")
+            .to_string();
+        assert!(err.contains(expected), "{err}");
+        assert!(err.contains("past Excel's last cell"), "{err}");
+    }
+}
