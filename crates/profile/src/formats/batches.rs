@@ -32,12 +32,9 @@ pub(crate) fn profile(
     let mut first_line = 1u64;
     run_units(
         &source_name,
+        format,
         options.effective_threads(),
-        // A decoder that panics on a malformed file (a bug of the decoding crate; the known ones
-        // are checked for before, see `ipc_layout`) is a corrupt file, not a crash.
-        || match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| batches.next()))
-            .unwrap_or_else(|payload| Some(Err(decoder_panic(payload.as_ref()))))
-        {
+        || match batches.next() {
             None => Ok(None),
             Some(Ok(batch)) => {
                 let line = first_line;
@@ -61,14 +58,4 @@ pub(crate) fn profile(
         },
     )?;
     Ok(acc.finish(total, source_name, total_bytes, format, None))
-}
-
-/// The message of a decoder's panic, as an error.
-fn decoder_panic(payload: &(dyn std::any::Any + Send)) -> ArrowError {
-    let message = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".to_owned());
-    ArrowError::ExternalError(format!("the decoder failed: {message}").into())
 }

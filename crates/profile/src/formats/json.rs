@@ -104,6 +104,7 @@ pub(crate) fn profile(
         });
         run_units(
             &name,
+            format,
             options.effective_threads(),
             move || rx.recv().ok().transpose(),
             |i, batch: TextBatch| Ok(acc.unit_of(i, std::slice::from_ref(&batch))),

@@ -53,6 +53,7 @@ pub(crate) fn profile(
     let mut done_bytes = 0u64;
     run_units(
         &name,
+        FileFormat::Parquet,
         options.effective_threads(),
         || {
             let g = next_group;

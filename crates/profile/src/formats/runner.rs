@@ -3,14 +3,20 @@
 //! `2 × threads` units are read or worked on ahead of the one being merged, which bounds memory.
 
 use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, mpsc};
+
+use autocoder_schema::FileFormat;
 
 use crate::ProfileError;
 
 /// Calls `next` (on a reader thread) until it gives `None`, runs `work(index, unit)` on
-/// `threads` workers, and calls `consume` with the results in the order `next` gave them.
+/// `threads` workers, and calls `consume` with the results in the order `next` gave them. A
+/// panic in `next` or `work` (a decoding crate tripping over a malformed `format` file: the
+/// fuzz target found some in arrow-ipc and parquet) ends the run as a corrupt file, not a crash.
 pub(crate) fn run_units<U, A, N, W, C>(
     source_name: &str,
+    format: FileFormat,
     threads: usize,
     mut next: N,
     work: W,
@@ -37,6 +43,13 @@ where
             source_name: source_name.to_owned(),
             error,
         };
+        let panicked = |payload: Box<dyn std::any::Any + Send>| {
+            super::corrupt(
+                source_name,
+                format,
+                format!("the decoder failed: {}", panic_message(payload.as_ref())),
+            )
+        };
         let work = &work;
         for i in 0..threads {
             let unit_rx = Arc::clone(&unit_rx);
@@ -50,7 +63,8 @@ where
                             Err(_) => return,
                         };
                         let Ok((index, unit)) = next else { return };
-                        let result = work(index, unit);
+                        let result = catch_unwind(AssertUnwindSafe(|| work(index, unit)))
+                            .unwrap_or_else(|payload| Err(panicked(payload)));
                         let failed = result.is_err();
                         if done_tx.send((index, result)).is_err() || failed {
                             return;
@@ -75,7 +89,9 @@ where
                     if token_rx.recv().is_err() {
                         return;
                     }
-                    match next() {
+                    match catch_unwind(AssertUnwindSafe(&mut next))
+                        .unwrap_or_else(|payload| Err(panicked(payload)))
+                    {
                         Ok(Some(unit)) => {
                             if unit_tx.send((index, unit)).is_err() {
                                 return;
@@ -114,6 +130,15 @@ where
     })
 }
 
+/// The text of a panic's payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,6 +149,7 @@ mod tests {
         let mut seen = Vec::new();
         run_units(
             "t",
+            FileFormat::Parquet,
             3,
             || {
                 n += 1;
@@ -140,6 +166,7 @@ mod tests {
 
         let err = run_units(
             "t.bin",
+            FileFormat::Parquet,
             2,
             {
                 let mut n = 0u64;
@@ -161,5 +188,53 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("t.bin"), "{err}");
+    }
+
+    #[test]
+    fn a_panic_in_the_reader_or_a_worker_is_a_corrupt_file() {
+        let quiet = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let worker = run_units(
+            "w.parquet",
+            FileFormat::Parquet,
+            2,
+            {
+                let mut n = 0u64;
+                move || {
+                    n += 1;
+                    Ok((n <= 20).then_some(n))
+                }
+            },
+            |_, u| {
+                assert!(u != 7, "offset + len out of bounds");
+                Ok(u)
+            },
+            |_| Ok(()),
+        )
+        .unwrap_err();
+        let reader = run_units(
+            "r.arrow",
+            FileFormat::Arrow,
+            2,
+            || -> Result<Option<u64>, ProfileError> { panic!("slice offset past the end") },
+            |_, u| Ok(u),
+            |_| Ok(()),
+        )
+        .unwrap_err();
+        std::panic::set_hook(quiet);
+        let worker = worker.to_string();
+        assert!(
+            worker.contains("w.parquet is not a readable parquet file"),
+            "{worker}"
+        );
+        assert!(
+            worker.contains("the decoder failed: offset + len out of bounds"),
+            "{worker}"
+        );
+        let reader = reader.to_string();
+        assert!(
+            reader.contains("the decoder failed: slice offset past the end"),
+            "{reader}"
+        );
     }
 }

@@ -80,6 +80,7 @@ pub(crate) fn profile(
     let mut line = bounds.map_or(2, |b| u64::from(b.first_row) + 2);
     run_units(
         &name,
+        FileFormat::Xlsx,
         options.effective_threads(),
         || {
             let mut batch = TextBatch {
