@@ -32,5 +32,5 @@ mod workspace;
 pub use agent::{SAMPLES_DIR, WORK_DIR, generate_agent, resume_agent};
 pub use error::AgentError;
 pub use options::{AgentOptions, ToolProtocol, default_context_tokens, is_local, output_chars_for};
-pub use tools::{ActionArguments, AgentAction, ToolName};
+pub use tools::{ActionArguments, ActionCall, AgentAction, ToolName};
 pub use workspace::{FileError, Workspace};

@@ -15,7 +15,8 @@ use crate::AgentError;
 pub enum ToolProtocol {
     /// The API's own tool calls (OpenAI-compatible `tools`, Anthropic `tool_use`).
     Native,
-    /// One JSON action object per turn (`{"tool": ..., "arguments": {...}}`) through structured
+    /// One JSON action object per turn (`{"thought": ..., "tool_call": {"name": ..., "parameters":
+    /// {...}}}`) through structured
     /// output, for servers and models whose tool calls do not work.
     Json,
 }

@@ -253,20 +253,82 @@ impl Call {
     }
 }
 
-/// One turn of the JSON protocol: the action object the model answers with.
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+/// One turn of the JSON protocol: the action object the model answers with,
+/// `{"thought": ..., "tool_call": {"name": ..., "parameters": {...}}}`. Its schema ties each
+/// tool to exactly its own arguments (see [`AgentAction::json_schema`]), so a
+/// grammar-constrained server cannot produce a tool with another tool's arguments.
+///
+/// The keys are chosen so that their alphabetical order is the order the model should write
+/// them in (reasoning, then the tool, then its arguments): schemas go out with sorted keys, and a
+/// grammar-constrained server generates the properties in the schema's order.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct AgentAction {
     /// A sentence or two of reasoning (the first one states the plan).
     pub thought: Option<String>,
+    /// The tool and its arguments.
+    #[serde(rename = "tool_call")]
+    pub call: ActionCall,
+}
+
+/// The call in an [`AgentAction`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ActionCall {
     /// The tool to call.
+    #[serde(rename = "name")]
     pub tool: ToolName,
-    /// Its arguments; the ones the tool does not take stay null.
+    /// Its arguments (optional ones the model left out or set to null stay `None`).
+    #[serde(rename = "parameters")]
     pub arguments: ActionArguments,
 }
 
-/// Every argument any tool takes, each optional, so the action has one fixed schema that
-/// strict structured output and grammar-constrained local servers accept.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+impl JsonSchema for AgentAction {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AgentAction".into()
+    }
+
+    /// An object with `thought` and `tool_call`, where `tool_call` is one of the tools, each with exactly
+    /// its own arguments (the same list the native protocol offers); optional arguments are
+    /// nullable. The root stays an object: OpenAI's strict mode and Anthropic's tool input
+    /// schemas need one.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let calls: Vec<Value> = ToolName::ALL
+            .into_iter()
+            .map(|tool| {
+                let mut properties = serde_json::Map::new();
+                for (name, schema, needed) in tool.arguments() {
+                    let schema = if needed {
+                        schema
+                    } else {
+                        json!({"anyOf": [schema, {"type": "null"}]})
+                    };
+                    properties.insert(name.to_owned(), schema);
+                }
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "enum": [tool.name()]},
+                        "parameters": {"type": "object", "properties": properties},
+                    },
+                })
+            })
+            .collect();
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "thought": {
+                    "description": "A sentence or two of reasoning (the first one states the plan).",
+                    "type": ["string", "null"],
+                },
+                "tool_call": {"anyOf": calls},
+            },
+        });
+        schemars::Schema::try_from(schema).unwrap_or_default()
+    }
+}
+
+/// Every argument any tool takes, each optional: what a call's arguments parse into before
+/// the call is checked against the tool.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ActionArguments {
     /// `read_file`, `write_file`, `edit_file`, `list_files`.
     pub path: Option<String>,
@@ -291,7 +353,7 @@ pub struct ActionArguments {
 impl AgentAction {
     /// The arguments as a JSON object without the nulls, for parsing the call and for the records.
     pub fn arguments_value(&self) -> Value {
-        match serde_json::to_value(&self.arguments) {
+        match serde_json::to_value(&self.call.arguments) {
             Ok(Value::Object(map)) => {
                 Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).collect())
             }
@@ -324,6 +386,44 @@ mod tests {
                 command: "ls".into()
             }
         );
+    }
+
+    /// The JSON protocol's schema, as sent (strict): each tool is tied to exactly its own
+    /// arguments, so no answer the grammar allows mixes two tools' arguments; the root is an
+    /// object (OpenAI strict mode, Anthropic tool input).
+    #[test]
+    fn the_action_schema_ties_each_tool_to_its_own_arguments() {
+        let (_, schema) = autocoder_llm::strict_schema_for::<AgentAction>();
+        assert_eq!(schema["type"], "object");
+        // Sorted, as sent: the reasoning comes first, then the tool, then its arguments.
+        assert_eq!(schema["required"], json!(["thought", "tool_call"]));
+        let calls = schema["properties"]["tool_call"]["anyOf"]
+            .as_array()
+            .unwrap();
+        assert_eq!(calls.len(), ToolName::ALL.len());
+        for (tool, call) in ToolName::ALL.into_iter().zip(calls) {
+            assert_eq!(call["required"], json!(["name", "parameters"]));
+            assert_eq!(call["properties"]["name"]["enum"], json!([tool.name()]));
+            assert_eq!(call["additionalProperties"], false);
+            let arguments = &call["properties"]["parameters"];
+            assert_eq!(arguments["additionalProperties"], false, "{tool:?}");
+            let mut names = tool.argument_names();
+            names.sort_unstable();
+            assert_eq!(arguments["required"], json!(names), "{tool:?}");
+        }
+        let list = &calls[3]["properties"]["parameters"]["properties"]["path"];
+        assert_eq!(
+            list["anyOf"][1]["type"], "null",
+            "optional arguments are nullable"
+        );
+        // What the model answers parses, and what the tool does not take is left out.
+        let action: AgentAction = serde_json::from_value(json!({
+            "thought": "look",
+            "tool_call": {"name": "list_files", "parameters": {"path": null}}
+        }))
+        .unwrap();
+        assert_eq!(action.call.tool, ToolName::ListFiles);
+        assert_eq!(action.arguments_value(), json!({}));
     }
 
     #[test]

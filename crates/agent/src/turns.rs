@@ -215,11 +215,11 @@ impl Runner<'_> {
         };
         self.note_plan(action.thought.as_deref());
         let arguments = action.arguments_value();
-        let (result, line) = self.call(action.tool.name(), &arguments, progress).await?;
-        let text = self.prompts.render(
-            "agent/result.j2",
-            json!({"tool": action.tool.name(), "result": result}),
-        )?;
+        let tool = action.call.tool.name();
+        let (result, line) = self.call(tool, &arguments, progress).await?;
+        let text = self
+            .prompts
+            .render("agent/result.j2", json!({"tool": tool, "result": result}))?;
         Ok(Turn {
             assistant: Message::assistant(raw),
             results: vec![Message::user(text)],

@@ -12,7 +12,7 @@ use autocoder_llm::{LlmClient, LlmConfig, ModelSpec, RetryPolicy};
 use autocoder_loop::request::{Declaration, Sample};
 use autocoder_loop::rundir::GenerationResult;
 use autocoder_loop::{GenerateOptions, SandboxOptions};
-use autocoder_testkit::{Entry, Reply, Script, ScriptToolCall, ScriptedServer};
+use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
 use serde_json::{Value, json};
 
 pub(crate) const SALES: &str = "region,qty,price\nnorth,3,2.5\nsouth,2,4.0\n";
@@ -49,19 +49,16 @@ impl Wire {
 /// The scripted answer that calls `tool` with `arguments` in `wire`'s protocol (the first
 /// turn's `thought` states the plan).
 pub(crate) fn act(wire: Wire, tool: &str, arguments: Value) -> Entry {
-    let reply = match wire {
-        Wire::Json | Wire::AnthropicJson => Reply::Json(json!({
-            "thought": format!("call {tool}"),
-            "tool": tool,
-            "arguments": arguments,
-        })),
-        _ => Reply::ToolCalls(vec![ScriptToolCall {
-            id: None,
-            name: tool.to_owned(),
-            arguments,
-        }]),
-    };
-    Entry::step("agent", reply)
+    match wire {
+        Wire::Json | Wire::AnthropicJson => Entry::step(
+            "agent",
+            Reply::Json(json!({
+                "thought": format!("call {tool}"),
+                "tool_call": {"name": tool, "parameters": arguments},
+            })),
+        ),
+        _ => Entry::tool_call("agent", tool, arguments),
+    }
 }
 
 pub(crate) struct Fixture {
