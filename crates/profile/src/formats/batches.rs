@@ -15,6 +15,11 @@ use crate::{Profile, ProfileError, ProfileOptions};
 
 /// Profiles `batches`, whose schema is `schema`, as `source_name` in `format` of
 /// `total_bytes` bytes (0 when not a file).
+/// The most rows one unit of work holds: a batch may have any number of rows (a null column
+/// costs nothing in Arrow, so a 1 KB file can declare hundreds of millions), and the per-row
+/// state of a unit grows with its rows, so batches are cut into slices (zero-copy) this long.
+const MAX_UNIT_ROWS: usize = 65_536;
+
 pub(crate) fn profile(
     source_name: String,
     schema: &Schema,
@@ -30,18 +35,29 @@ pub(crate) fn profile(
     let mut total = acc.total();
     let mut batches = batches;
     let mut first_line = 1u64;
+    // The batch being handed out in slices, and where the next slice starts.
+    let mut current: Option<(RecordBatch, usize)> = None;
     run_units(
         &source_name,
         format,
         options.effective_threads(),
-        || match batches.next() {
-            None => Ok(None),
-            Some(Ok(batch)) => {
+        || loop {
+            if let Some((batch, offset)) = current.take() {
+                let rows = (batch.num_rows() - offset).min(MAX_UNIT_ROWS);
+                let slice = batch.slice(offset, rows);
+                if offset + rows < batch.num_rows() {
+                    current = Some((batch, offset + rows));
+                }
                 let line = first_line;
-                first_line += batch.num_rows() as u64;
-                Ok(Some((batch, line)))
+                first_line += rows as u64;
+                return Ok(Some((slice, line)));
             }
-            Some(Err(e)) => Err(corrupt(e.to_string())),
+            match batches.next() {
+                None => return Ok(None),
+                Some(Ok(batch)) if batch.num_rows() > 0 => current = Some((batch, 0)),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(corrupt(e.to_string())),
+            }
         },
         |index, (batch, line): (RecordBatch, u64)| {
             let text = TextBatch {
