@@ -103,7 +103,8 @@ async fn run(
         prepare_workspace(&run_dir, &contract, resumed.is_some())?;
     let conftest = harness::conftest(&prompts, &contract, request)?;
     let contract_test = harness::contract_test(&prompts, &contract, &data)?;
-    let task = harness::task_view(request, &contract, &data);
+    let (shown_contract, shown_data) = in_workspace(&contract, &data, &samples);
+    let task = harness::task_view(request, &shown_contract, &shown_data);
     let mut conversation = conversation(&prompts, &task, options, &samples)?;
     let mut runner = Runner {
         options,
@@ -376,6 +377,29 @@ fn last_tests_note(output: &str) -> String {
     } else {
         format!("; the last test run ended:\n{}", cut(output.trim(), 1500))
     }
+}
+
+/// The contract and data context as the task text shows them to the agent: each sample at its
+/// workspace path (`samples/orders.csv`), where the file tools and the scripts the agent runs
+/// find it. The pipeline's text names the path the sandbox mounts it at (`/var/inputs/...`),
+/// which the file tools refuse as outside the workspace; the local model kept asking for it.
+/// The harness (conftest, contract test) keeps the mounts.
+fn in_workspace(
+    contract: &Contract,
+    data: &autocoder_loop::data::DataContext,
+    samples: &[String],
+) -> (Contract, autocoder_loop::data::DataContext) {
+    let mut contract = contract.clone();
+    let mut data = data.clone();
+    let with_samples = contract.inputs.iter_mut().filter(|i| i.sample.is_some());
+    for (input, name) in with_samples.zip(samples) {
+        let path = format!("{SAMPLES_DIR}/{name}");
+        for dataset in data.datasets.iter_mut().filter(|d| d.name == input.name) {
+            dataset.path.clone_from(&path);
+        }
+        input.mount = Some(path);
+    }
+    (contract, data)
 }
 
 /// Copies each sample into `workspace/samples/`; returns the file names.

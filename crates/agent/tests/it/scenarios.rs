@@ -77,6 +77,10 @@ async fn fix_in(wire: Wire, backend: autocoder_sandbox::Backend) {
     assert_eq!(result.environment.backend, backend.name());
     assert!(result.solution.contains(RIGHT_LINE));
     assert_eq!(result.tests, TESTS);
+    // The task names the sample where the tools find it, not where the sandbox mounts it.
+    let task = f.request(0);
+    assert!(task.contains("the sample is `samples/sales.csv`"), "{task}");
+    assert!(!task.contains("/var/inputs"), "{task}");
     // The listing showed the sample; the failing run's report reached the next prompt.
     assert!(
         f.request(1).contains("samples/sales.csv"),
