@@ -103,8 +103,10 @@ async fn run(
         prepare_workspace(&run_dir, &contract, resumed.is_some())?;
     let conftest = harness::conftest(&prompts, &contract, request)?;
     let contract_test = harness::contract_test(&prompts, &contract, &data)?;
-    let (shown_contract, shown_data) = in_workspace(&contract, &data, &samples);
-    let task = harness::task_view(request, &shown_contract, &shown_data);
+    let task = {
+        let (shown_contract, shown_data) = in_workspace(&contract, &data, &samples);
+        harness::task_view(request, &shown_contract, &shown_data)
+    };
     let mut conversation = conversation(&prompts, &task, options, &samples)?;
     let mut runner = Runner {
         options,
