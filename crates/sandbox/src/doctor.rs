@@ -132,17 +132,10 @@ async fn cgroup_finding() -> Finding {
 
 /// Starts `true` in the namespaces the bubblewrap backend uses.
 async fn bwrap_smoke() -> Result<(), SandboxError> {
-    use std::io::Write;
     use std::os::fd::AsRawFd;
     Sandbox::new(Backend::Bwrap).check()?;
-    let (reader, mut writer) = std::io::pipe().map_err(SandboxError::io(
-        "creating a pipe for",
-        "the seccomp filter",
-    ))?;
-    writer
-        .write_all(&crate::seccomp::bpf_program(false)?)
-        .map_err(SandboxError::io("writing", "the seccomp filter"))?;
-    drop(writer);
+    let reader =
+        crate::host::pipe_holding(&crate::seccomp::bpf_program(false)?, "the seccomp filter")?;
     let fd = reader.as_raw_fd();
     let mut cmd = exec::sandboxed(
         "bwrap",

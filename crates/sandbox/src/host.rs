@@ -25,15 +25,7 @@ pub(crate) async fn run_bwrap(
 ) -> Result<RunOutcome, SandboxError> {
     let limits = &spec.limits;
     let cgroup = whole_run_cgroup(limits);
-    // The program goes through a pipe that bubblewrap reads to its end and closes.
-    let (reader, mut writer) = std::io::pipe().map_err(SandboxError::io(
-        "creating a pipe for",
-        "the seccomp filter",
-    ))?;
-    writer
-        .write_all(&seccomp::bpf_program(spec.network)?)
-        .map_err(SandboxError::io("writing", "the seccomp filter"))?;
-    drop(writer);
+    let reader = pipe_holding(&seccomp::bpf_program(spec.network)?, "the seccomp filter")?;
     plan.seccomp_fd = Some(reader.as_raw_fd());
     let mut keep = vec![reader.as_raw_fd()];
     let mut argv = Vec::new();
@@ -43,13 +35,7 @@ pub(crate) async fn run_bwrap(
     if let Some(uid) = plan.run_as {
         argv = drop_uid::wrapper(uid);
         if let Some(program) = drop_uid::PROGRAM {
-            let (r, mut w) = std::io::pipe().map_err(SandboxError::io(
-                "creating a pipe for",
-                "the uid switch program",
-            ))?;
-            w.write_all(program)
-                .map_err(SandboxError::io("writing", "the uid switch program"))?;
-            drop(w);
+            let r = pipe_holding(program, "the uid switch program")?;
             plan.drop_uid_fd = Some(r.as_raw_fd());
             keep.push(r.as_raw_fd());
             program_reader = Some(r);
@@ -87,6 +73,21 @@ pub(crate) async fn run_bwrap(
         });
     }
     Ok(outcome_of(done, true, oom))
+}
+
+/// A pipe already holding `bytes` (a few KB at most: the pipe's buffer takes them whole), for
+/// bubblewrap to read to its end and close (`--seccomp FD`, `--file FD`); `what` names them in
+/// errors.
+pub(crate) fn pipe_holding(
+    bytes: &[u8],
+    what: &'static str,
+) -> Result<std::io::PipeReader, SandboxError> {
+    let (reader, mut writer) =
+        std::io::pipe().map_err(SandboxError::io("creating a pipe for", what))?;
+    writer
+        .write_all(bytes)
+        .map_err(SandboxError::io("writing", what))?;
+    Ok(reader)
 }
 
 /// bubblewrap's own error, when it exited before starting the program: status 1 and a last
