@@ -15,6 +15,7 @@ mod ipc_layout;
 mod json;
 mod json_value;
 mod parquet;
+mod parquet_layout;
 mod runner;
 mod text;
 mod typed;

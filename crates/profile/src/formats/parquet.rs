@@ -12,6 +12,7 @@ use parquet::arrow::arrow_reader::{
 };
 
 use super::arrow_text::{Leaf, leaves, render};
+use super::parquet_layout;
 use super::runner::run_units;
 use super::text::TextBatch;
 use super::typed::{Accumulate, Columns};
@@ -31,6 +32,7 @@ pub(crate) fn profile(
     let file = File::open(path).map_err(|e| ProfileError::io(path, e))?;
     let total_bytes = file.metadata().map_or(0, |m| m.len());
     let corrupt = |error: String| super::corrupt(&name, FileFormat::Parquet, error);
+    parquet_layout::check_footer(&file, total_bytes).map_err(corrupt)?;
     let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
         .map_err(|e| corrupt(e.to_string()))?;
     let plan = leaves(metadata.schema());
@@ -63,6 +65,8 @@ pub(crate) fn profile(
         |index, group| {
             // A handle of its own: cloned handles would share one file position.
             let reader = File::open(path).map_err(|e| ProfileError::io(path, e))?;
+            parquet_layout::check_row_group(&reader, total_bytes, metadata.metadata(), group)
+                .map_err(corrupt)?;
             let batches =
                 ParquetRecordBatchReaderBuilder::new_with_metadata(reader, metadata.clone())
                     .with_row_groups(vec![group])

@@ -10,5 +10,6 @@ mod expectations;
 mod formats;
 mod ipc_layout;
 mod pandas;
+mod parquet_layout;
 mod published;
 mod scan;
