@@ -43,6 +43,16 @@ pub enum EvalError {
         /// The first setting that differs.
         difference: String,
     },
+    /// Another eval is writing into the same output directory.
+    #[error(
+        "another `autocoder eval` is writing into {dir} (it holds {lock}); wait for it to end, or pass another --out"
+    )]
+    Busy {
+        /// The output directory.
+        dir: PathBuf,
+        /// The lock file the other eval holds.
+        lock: PathBuf,
+    },
     /// The model client could not be built.
     #[error(transparent)]
     Model(#[from] autocoder_llm::LlmError),

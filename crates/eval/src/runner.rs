@@ -218,6 +218,7 @@ pub async fn run_suite(
     let settings = options.settings();
     let records_dir = options.out_dir.join("records");
     std::fs::create_dir_all(&records_dir).map_err(EvalError::io(&records_dir))?;
+    let _lock = lock_out_dir(&options.out_dir)?;
     check_settings(&options.out_dir.join("eval.json"), &settings)?;
     let mut records = read_records(&records_dir)?;
     let mut todo = Vec::new();
@@ -378,6 +379,29 @@ fn read_records(dir: &Path) -> Result<Vec<RunRecord>, EvalError> {
         }
     }
     Ok(records)
+}
+
+/// Takes the output directory for this eval until the returned file is dropped: a second eval
+/// into the same directory would mix its runs with this one's, or remove them.
+fn lock_out_dir(out_dir: &Path) -> Result<std::fs::File, EvalError> {
+    let lock = out_dir.join(".eval.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock)
+        .map_err(EvalError::io(&lock))?;
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(file),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(EvalError::Busy {
+            dir: out_dir.to_path_buf(),
+            lock,
+        }),
+        Err(errno) => Err(EvalError::Io {
+            path: lock,
+            source: errno.into(),
+        }),
+    }
 }
 
 /// Refuses to resume into a directory whose `eval.json` used other settings.

@@ -149,6 +149,42 @@ async fn a_right_script_scores_correct_and_a_wrong_one_incorrect() {
     assert!(err.to_string().contains("max_iterations"), "{err}");
 }
 
+#[tokio::test]
+async fn a_second_eval_into_the_same_directory_is_refused_while_the_first_runs() {
+    let suite = Suite::load(&suite::suite_dir()).unwrap();
+    // The first eval waits inside its first model call until the second has been refused.
+    let server = ScriptedServer::start(Script::new(vec![
+        Entry::step(
+            "plan",
+            Reply::Json(json!({"summary": "s", "approach": ["read"], "edge_cases": []})),
+        )
+        .with_delay_ms(3000),
+    ]))
+    .await
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let options = options(&server, out.path());
+    let first = run_suite(&suite, &options, &|_| {});
+    let second = async {
+        while server.requests().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        run_suite(&suite, &options, &|_| {}).await
+    };
+    let (_, second) = tokio::join!(first, second);
+    let err = second.unwrap_err();
+    assert!(matches!(err, EvalError::Busy { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("another `autocoder eval` is writing into")
+            && err.to_string().contains("--out"),
+        "{err}"
+    );
+    // Once the first has ended, the directory is free again (and resumes its runs).
+    let third = run_suite(&suite, &options, &|_| {}).await;
+    assert!(!matches!(third, Err(EvalError::Busy { .. })), "{third:?}");
+}
+
 /// The agent's answer calling `tool` with `arguments` (native tool calls).
 fn call(tool: &str, arguments: serde_json::Value) -> Entry {
     Entry::tool_call("agent", tool, arguments)
