@@ -296,7 +296,7 @@ pub(crate) fn check_row_group(
             continue;
         };
         let end = start.saturating_add(size).min(len);
-        check_pages(file, start, end).map_err(|why| {
+        check_pages(file, start, end).map(|_| ()).map_err(|why| {
             format!(
                 "row group {group}, column {} ({}): {why}",
                 column + 1,
@@ -307,17 +307,34 @@ pub(crate) fn check_row_group(
     Ok(())
 }
 
+/// How far a walk over a column chunk's pages went.
+#[derive(Debug, PartialEq, Eq)]
+struct Walked {
+    /// Page headers walked.
+    pages: u64,
+    /// Whether the last page ended exactly at the chunk's end (otherwise the walk stopped at
+    /// something malformed, left to parquet).
+    to_the_end: bool,
+}
+
 /// Walks the page headers of the column chunk at `start..end`, hopping over each page.
-fn check_pages(file: &File, start: u64, end: u64) -> Result<(), String> {
+fn check_pages(file: &File, start: u64, end: u64) -> Result<Walked, String> {
     let mut budget = end.saturating_sub(start);
     let mut pos = start;
     let mut window = FIRST_WINDOW;
     let mut buf = Vec::new();
+    let mut pages = 0;
+    let stopped = |pages| {
+        Ok(Walked {
+            pages,
+            to_the_end: false,
+        })
+    };
     while pos < end {
         let want = window.min(end - pos);
         buf.resize(usize::try_from(want).map_err(|e| e.to_string())?, 0);
         if file.read_exact_at(&mut buf, pos).is_err() {
-            return Ok(());
+            return stopped(pages);
         }
         let mut walk = Walk {
             bytes: &buf,
@@ -333,17 +350,21 @@ fn check_pages(file: &File, start: u64, end: u64) -> Result<(), String> {
             Err(Stop::Refused(why)) => {
                 return Err(format!("the page header at byte {pos} holds {why}"));
             }
-            Err(_) => return Ok(()),
+            Err(_) => return stopped(pages),
         };
         // parquet reads the page (or fails) and goes on after it.
         let Some(size) = page_size.and_then(|s| u64::try_from(s).ok()) else {
-            return Ok(());
+            return stopped(pages);
         };
+        pages += 1;
         budget = walk.budget;
         window = FIRST_WINDOW;
         pos = pos.saturating_add(walk.pos as u64).saturating_add(size);
     }
-    Ok(())
+    Ok(Walked {
+        pages,
+        to_the_end: pos == end,
+    })
 }
 
 #[cfg(test)]
@@ -380,6 +401,69 @@ mod tests {
             budget: 9,
         };
         assert_eq!(w.fields(Shape::PageHeader, MAX_DEPTH), Err(Stop::Malformed));
+    }
+
+    /// Every page of files parquet writes (statistics in the headers, dictionary pages, both
+    /// data page versions) is walked to the chunk's end: the walk keeps in step with the file.
+    #[test]
+    fn the_walk_reaches_the_end_of_every_column_chunk_parquet_writes() {
+        use std::sync::Arc;
+
+        use arrow_array::{Int64Array, RecordBatch, StringArray};
+        use arrow_schema::{DataType, Field, Schema};
+        use parquet::arrow::ArrowWriter;
+        use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("name", DataType::Utf8, true),
+        ]));
+        let ids: Int64Array = (0..20_000i64).map(|i| (i % 7 != 0).then_some(i)).collect();
+        let names: StringArray = (0..20_000).map(|i| Some(format!("n{}", i % 300))).collect();
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(ids), Arc::new(names)]).unwrap();
+        for version in [WriterVersion::PARQUET_1_0, WriterVersion::PARQUET_2_0] {
+            let props = WriterProperties::builder()
+                .set_writer_version(version)
+                .set_statistics_enabled(EnabledStatistics::Page)
+                .set_data_page_size_limit(256)
+                .set_data_page_row_count_limit(100)
+                .set_write_batch_size(32)
+                .set_max_row_group_row_count(Some(5_000))
+                .build();
+            let file = tempfile::tempfile().unwrap();
+            let mut writer =
+                ArrowWriter::try_new(file.try_clone().unwrap(), schema.clone(), Some(props))
+                    .unwrap();
+            writer.write(&batch).unwrap();
+            writer.close().unwrap();
+            let reader = SerializedFileReader::new(file.try_clone().unwrap()).unwrap();
+            let mut chunks = 0;
+            for g in 0..reader.num_row_groups() {
+                let group = reader.get_row_group(g).unwrap();
+                for c in 0..group.num_columns() {
+                    let meta = group.metadata().column(c);
+                    let start = meta
+                        .dictionary_page_offset()
+                        .unwrap_or_else(|| meta.data_page_offset());
+                    let start = u64::try_from(start).unwrap();
+                    let end = start + u64::try_from(meta.compressed_size()).unwrap();
+                    let pages = group.get_column_page_reader(c).unwrap().count() as u64;
+                    assert!(pages > 3, "{version:?}: {pages} pages");
+                    assert_eq!(
+                        check_pages(&file, start, end),
+                        Ok(Walked {
+                            pages,
+                            to_the_end: true
+                        }),
+                        "{version:?}, row group {g}, column {c}"
+                    );
+                    chunks += 1;
+                }
+            }
+            assert_eq!(chunks, 8);
+        }
     }
 
     #[test]
