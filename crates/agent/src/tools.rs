@@ -70,17 +70,21 @@ impl ToolName {
         Self::ALL.into_iter().find(|t| t.name() == name)
     }
 
-    /// The arguments: (name, JSON Schema, required).
+    /// The arguments: (name, JSON Schema, required), in the order a model should write them.
+    /// Schemas go out with their keys sorted (`serde_json`'s maps), and a grammar-constrained
+    /// server makes the model write the keys in that order, so the names sort in writing
+    /// order: the file first, then what goes in it (with `content` before `path`, the local
+    /// model wrote output values before choosing a file, and never wrote `solution.py`).
     fn arguments(self) -> Vec<(&'static str, Value, bool)> {
         let string = json!({"type": "string"});
         let strings = json!({"type": "array", "items": {"type": "string"}});
         match self {
             Self::ReadFile => vec![("path", string, true)],
-            Self::WriteFile => vec![("path", string.clone(), true), ("content", string, true)],
+            Self::WriteFile => vec![("path", string.clone(), true), ("text", string, true)],
             Self::EditFile => vec![
                 ("path", string.clone(), true),
-                ("find", string.clone(), true),
-                ("replace", string, true),
+                ("replace", string.clone(), true),
+                ("with", string, true),
             ],
             Self::ListFiles => vec![("path", string, false)],
             Self::RunTests | Self::RunScript => vec![("args", strings, false)],
@@ -153,16 +157,18 @@ pub(crate) enum Call {
         /// Workspace-relative path.
         path: String,
         /// The whole file.
-        content: String,
+        text: String,
     },
-    /// `edit_file`.
+    /// `edit_file`: replace `old` with `new` (`{"path", "replace", "with"}`).
     EditFile {
         /// Workspace-relative path.
         path: String,
         /// The exact text to find (once).
-        find: String,
+        #[serde(rename = "replace")]
+        old: String,
         /// Its replacement.
-        replace: String,
+        #[serde(rename = "with")]
+        new: String,
     },
     /// `list_files`.
     ListFiles {
@@ -332,12 +338,13 @@ impl JsonSchema for AgentAction {
 pub struct ActionArguments {
     /// `read_file`, `write_file`, `edit_file`, `list_files`.
     pub path: Option<String>,
-    /// `write_file`.
-    pub content: Option<String>,
-    /// `edit_file`.
-    pub find: Option<String>,
-    /// `edit_file`.
+    /// `write_file`: the whole file.
+    pub text: Option<String>,
+    /// `edit_file`: the text to replace.
     pub replace: Option<String>,
+    /// `edit_file`: what replaces it.
+    #[serde(rename = "with")]
+    pub with_text: Option<String>,
     /// `shell`.
     pub command: Option<String>,
     /// `run_tests`, `run_script`.
@@ -368,7 +375,7 @@ mod tests {
 
     #[test]
     fn calls_parse_with_nulls_and_name_their_mistakes() {
-        let call = Call::parse("read_file", &json!({"path": "a.py", "content": null})).unwrap();
+        let call = Call::parse("read_file", &json!({"path": "a.py", "text": null})).unwrap();
         assert_eq!(
             call,
             Call::ReadFile {
@@ -391,6 +398,23 @@ mod tests {
     /// The JSON protocol's schema, as sent (strict): each tool is tied to exactly its own
     /// arguments, so no answer the grammar allows mixes two tools' arguments; the root is an
     /// object (OpenAI strict mode, Anthropic tool input).
+    /// A grammar-constrained model writes the keys in the schema's (sorted) order, so each
+    /// tool's arguments sort in the order they should be written: the file before its text.
+    #[test]
+    fn each_tools_arguments_sort_in_writing_order() {
+        for tool in ToolName::ALL {
+            let names = tool.argument_names();
+            let mut sorted = names.clone();
+            sorted.sort_unstable();
+            assert_eq!(names, sorted, "{}", tool.name());
+        }
+        assert_eq!(ToolName::WriteFile.argument_names(), ["path", "text"]);
+        assert_eq!(
+            ToolName::EditFile.argument_names(),
+            ["path", "replace", "with"]
+        );
+    }
+
     #[test]
     fn the_action_schema_ties_each_tool_to_its_own_arguments() {
         let (_, schema) = autocoder_llm::strict_schema_for::<AgentAction>();

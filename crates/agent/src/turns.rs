@@ -283,18 +283,14 @@ impl Runner<'_> {
         let ws = &self.workspace;
         Ok(match call {
             Call::ReadFile { path } => self.file_result("read_file", &path, ws.read(&path)),
-            Call::WriteFile { path, content } => {
+            Call::WriteFile { path, text } => {
                 let done = ws
-                    .write(&path, &content)
+                    .write(&path, &text)
                     .map(|n| format!("wrote {n} bytes to {path}"));
                 self.file_result("write_file", &path, done)
             }
-            Call::EditFile {
-                path,
-                find,
-                replace,
-            } => {
-                let done = edit(ws, &path, &find, &replace);
+            Call::EditFile { path, old, new } => {
+                let done = edit(ws, &path, &old, &new);
                 self.file_result("edit_file", &path, done)
             }
             Call::ListFiles { path } => {

@@ -47,18 +47,18 @@ async fn fix_in(wire: Wire, backend: autocoder_sandbox::Backend) {
             act(
                 wire,
                 "write_file",
-                json!({"path": "solution.py", "content": BUGGY}),
+                json!({"path": "solution.py", "text": BUGGY}),
             ),
             act(
                 wire,
                 "write_file",
-                json!({"path": "test_solution.py", "content": TESTS}),
+                json!({"path": "test_solution.py", "text": TESTS}),
             ),
             act(wire, "run_tests", json!({})),
             act(
                 wire,
                 "edit_file",
-                json!({"path": "solution.py", "find": WRONG_LINE, "replace": RIGHT_LINE}),
+                json!({"path": "solution.py", "replace": WRONG_LINE, "with": RIGHT_LINE}),
             ),
             act(wire, "run_tests", json!({})),
             act(
@@ -255,7 +255,7 @@ async fn pip_install_goes_through_the_environment(wire: Wire) {
             act(
                 wire,
                 "write_file",
-                json!({"path": "solution.py", "content": USES_SIX}),
+                json!({"path": "solution.py", "text": USES_SIX}),
             ),
             act(wire, "run_script", json!({})),
             act(wire, "shell", json!({"command": "pip install six"})),
@@ -263,7 +263,7 @@ async fn pip_install_goes_through_the_environment(wire: Wire) {
             act(
                 wire,
                 "write_file",
-                json!({"path": "test_solution.py", "content": TESTS}),
+                json!({"path": "test_solution.py", "text": TESTS}),
             ),
             act(wire, "shell", json!({"command": "pytest -q"})),
             act(wire, "finish", json!({"summary": "done"})),
@@ -317,23 +317,23 @@ async fn writes_outside_the_workspace_are_refused(wire: Wire) {
             act(
                 wire,
                 "write_file",
-                json!({"path": "../escaped.py", "content": "x"}),
+                json!({"path": "../escaped.py", "text": "x"}),
             ),
             act(
                 wire,
                 "write_file",
-                json!({"path": "/tmp/escaped.py", "content": "x"}),
+                json!({"path": "/tmp/escaped.py", "text": "x"}),
             ),
             act(
                 wire,
                 "write_file",
-                json!({"path": "link/escaped.py", "content": "x"}),
+                json!({"path": "link/escaped.py", "text": "x"}),
             ),
             act(wire, "read_file", json!({"path": "link/secret.txt"})),
             act(
                 wire,
                 "edit_file",
-                json!({"path": "samples/../../result.json", "find": "a", "replace": "b"}),
+                json!({"path": "samples/../../result.json", "replace": "a", "with": "b"}),
             ),
         ],
     )
@@ -408,7 +408,7 @@ async fn old_turns_are_dropped_to_fit_a_small_context_window() {
     let mut entries = vec![act(
         wire,
         "write_file",
-        json!({"path": "big.py", "content": big}),
+        json!({"path": "big.py", "text": big}),
     )];
     entries.extend((0..6).map(|_| act(wire, "read_file", json!({"path": "big.py"}))));
     let f = fixture(wire, entries).await;

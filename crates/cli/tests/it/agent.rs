@@ -22,11 +22,11 @@ async fn generate_with_the_agent_then_run_the_result() {
     let server = ScriptedServer::start(Script::new([
         call(
             "write_file",
-            json!({"path": "solution.py", "content": SALES_SCRIPT}),
+            json!({"path": "solution.py", "text": SALES_SCRIPT}),
         ),
         call(
             "write_file",
-            json!({"path": "test_solution.py", "content": SALES_TESTS}),
+            json!({"path": "test_solution.py", "text": SALES_TESTS}),
         ),
         call("shell", json!({"command": "ls samples | sort"})),
         call("run_tests", json!({})),

@@ -131,16 +131,16 @@ fn agent_entries() -> Vec<Entry> {
     [
         call(
             "write_file",
-            json!({"path": "solution.py", "content": SCRIPT.replace("BUG", BAD)}),
+            json!({"path": "solution.py", "text": SCRIPT.replace("BUG", BAD)}),
         ),
         call(
             "write_file",
-            json!({"path": "test_solution.py", "content": tests("25.5")}),
+            json!({"path": "test_solution.py", "text": tests("25.5")}),
         ),
         call("run_tests", json!({})),
         call(
             "edit_file",
-            json!({"path": "solution.py", "find": BAD, "replace": GOOD}),
+            json!({"path": "solution.py", "replace": BAD, "with": GOOD}),
         ),
         call("run_tests", json!({})),
         call("finish", json!({"summary": "qty * price, summed"})),

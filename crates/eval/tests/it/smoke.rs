@@ -201,11 +201,11 @@ async fn the_agent_generates_and_its_script_is_scored_on_held_out_data() {
     let server = ScriptedServer::start(Script::new([
         call(
             "write_file",
-            json!({"path": "solution.py", "content": reference}),
+            json!({"path": "solution.py", "text": reference}),
         ),
         call(
             "write_file",
-            json!({"path": "test_solution.py", "content": TESTS}),
+            json!({"path": "test_solution.py", "text": TESTS}),
         ),
         call("set_packages", json!({"packages": ["pandas"]})),
         call("run_tests", json!({})),
