@@ -107,6 +107,9 @@ async fn run(
         let (shown_contract, shown_data) = in_workspace(&contract, &data, &samples);
         harness::task_view(request, &shown_contract, &shown_data)
     };
+    if task.skeleton {
+        write_skeleton(&prompts, &task, &workspace, &workspace_path)?;
+    }
     let mut conversation = conversation(&prompts, &task, options, &samples)?;
     let mut runner = Runner {
         options,
@@ -296,6 +299,32 @@ fn prepare_workspace(
         Workspace::open(&workspace_path).map_err(AgentError::io("opening", &workspace_path))?;
 
     Ok((workspace_path, workspace, samples))
+}
+
+/// Writes the pipeline's script skeleton (argument parsing and output writing as the contract
+/// says, `compute` left as `...`) to `solution.py`, for a model whose profile asks for one: the
+/// agent starts from it as the code step does.
+fn write_skeleton(
+    prompts: &Prompts,
+    task: &autocoder_loop::prompt::TaskView,
+    workspace: &Workspace,
+    workspace_path: &Path,
+) -> Result<(), AgentError> {
+    let block = render(prompts, "loop/_skeleton.j2", task, json!({}))?;
+    let code: Vec<&str> = block
+        .lines()
+        .skip_while(|l| !l.starts_with("```"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("```"))
+        .collect();
+    let mut code = code.join("\n");
+    code.push('\n');
+    workspace.write(SOLUTION, &code).map_err(|e| {
+        AgentError::io("writing the skeleton into", workspace_path)(std::io::Error::other(
+            e.message().to_owned(),
+        ))
+    })?;
+    Ok(())
 }
 
 /// The system prompt (with the tool list for the JSON protocol) and the task.

@@ -388,7 +388,37 @@ async fn loops_until_max_turns(wire: Wire) {
     assert!(error.contains("no test run happened"), "{error}");
     assert_eq!(f.server.requests().len(), 3);
     assert_eq!(result.tool_calls.as_ref().unwrap().turns, 3);
-    assert!(result.solution.is_empty());
+    // Nothing was written: the script is the skeleton the workspace started with (the
+    // scripted model gets the `guarded` profile, which asks for one).
+    assert!(
+        result.solution.contains("def compute(sales, outputs_dir):")
+            && result.solution.contains("...  # the task")
+            && result
+                .solution
+                .contains("parser.add_argument(\"--outputs-dir\""),
+        "{}",
+        result.solution
+    );
+    assert!(
+        f.request(0)
+            .contains("already holds a skeleton of the script"),
+        "the task says so"
+    );
+}
+
+/// A capable model's profile asks for no skeleton: the workspace starts with the samples only.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_capable_model_starts_without_a_skeleton() {
+    let wire = Wire::Json;
+    let f = fixture(wire, vec![act(wire, "list_files", json!({}))]).await;
+    let mut options = f.options(1);
+    options.generate.model_profile = Some(autocoder_loop::ProfileName::Capable);
+    let result = f.run(&options).await;
+    assert!(!result.success);
+    assert!(result.solution.is_empty(), "{}", result.solution);
+    assert!(!f.request(0).contains("skeleton"));
+    let listed = f.tool_records()[0]["result"].as_str().unwrap().to_owned();
+    assert!(!listed.contains("solution.py"), "{listed}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -485,3 +515,4 @@ async fn a_plan_in_words_is_recorded_and_the_model_is_asked_for_a_tool() {
     );
     assert_eq!(result.tool_calls.as_ref().unwrap().counts["list_files"], 1);
 }
+
