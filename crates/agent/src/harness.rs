@@ -182,7 +182,7 @@ impl Harness {
                 .record_tests(self.test_runs, &digest, &report)?;
             report
         };
-        let text = describe_report(&report);
+        let text = describe_report(&report, args);
         let output = format!("{}{}", report.stdout, report.stderr);
         let log = self
             .runs_dir
@@ -273,8 +273,9 @@ fn not_ready(why: &str) -> TestRunText {
     }
 }
 
-/// The model's view of a test run: counts, then each failure's report.
-fn describe_report(report: &TestReport) -> String {
+/// The model's view of a test run (with pytest's extra `args`): counts, then each failure's
+/// report.
+fn describe_report(report: &TestReport, args: &[String]) -> String {
     let mut text = format!(
         "{} passed, {} failed, {} errors",
         report.count(Outcome::Passed),
@@ -288,7 +289,16 @@ fn describe_report(report: &TestReport) -> String {
         text.push_str("; the session hit the memory limit");
     }
     if report.tests.is_empty() && report.collection_errors.is_empty() {
-        text.push_str("; no test ran (write tests in test_solution.py)");
+        if args.is_empty() {
+            text.push_str("; no test ran (write tests in test_solution.py)");
+        } else {
+            // The tests (the harness's contract test at least) exist: the arguments left
+            // them out.
+            let _ = write!(
+                text,
+                "; no test ran: the arguments {args:?} selected none (run_tests without arguments runs them all)"
+            );
+        }
     }
     for c in &report.collection_errors {
         let _ = write!(text, "\n\nCOULD NOT COLLECT {}:\n{}", c.path, c.message);

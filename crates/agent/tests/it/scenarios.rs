@@ -516,3 +516,33 @@ async fn a_plan_in_words_is_recorded_and_the_model_is_asked_for_a_tool() {
     assert_eq!(result.tool_calls.as_ref().unwrap().counts["list_files"], 1);
 }
 
+/// `run_tests` with arguments that select no test says so, instead of asking for tests that
+/// are there (the local model copied `["-k", "name"]` from the tool's description every time).
+#[tokio::test(flavor = "multi_thread")]
+async fn arguments_that_select_no_test_are_named() {
+    let wire = Wire::Json;
+    let f = fixture(
+        wire,
+        vec![
+            act(
+                wire,
+                "write_file",
+                json!({"path": "solution.py", "text": BUGGY}),
+            ),
+            act(
+                wire,
+                "write_file",
+                json!({"path": "test_solution.py", "text": TESTS}),
+            ),
+            act(wire, "run_tests", json!({"args": ["-k", "name"]})),
+        ],
+    )
+    .await;
+    let result = f.run(&f.options(3)).await;
+    assert!(!result.success);
+    let ran = f.tool_records()[2]["result"].as_str().unwrap().to_owned();
+    assert!(
+        ran.contains(r#"no test ran: the arguments ["-k", "name"] selected none (run_tests without arguments runs them all)"#),
+        "{ran}"
+    );
+}
