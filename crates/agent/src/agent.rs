@@ -148,6 +148,7 @@ async fn run(
         summary: None,
         turn: 0,
         started,
+        repeats: crate::repeats::Repeats::default(),
     };
     let end = runner.run(&mut conversation, progress).await?;
 

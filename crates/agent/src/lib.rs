@@ -24,6 +24,7 @@ mod error;
 mod harness;
 mod options;
 mod record;
+mod repeats;
 mod shell;
 mod tools;
 mod turns;

@@ -14,8 +14,10 @@ use serde_json::{Value, json};
 
 use crate::conversation::{Conversation, Turn, cut};
 use crate::harness::Harness;
+use crate::harness::{SOLUTION, TESTS};
 use crate::options::{AgentOptions, ToolProtocol};
 use crate::record::Records;
+use crate::repeats::Repeats;
 use crate::tools::{AgentAction, Call, ToolName};
 use crate::workspace::{FileError, Workspace};
 use crate::{AgentError, shell};
@@ -57,6 +59,7 @@ pub(crate) struct Runner<'a> {
     pub(crate) summary: Option<String>,
     pub(crate) turn: u32,
     pub(crate) started: Instant,
+    pub(crate) repeats: Repeats,
 }
 
 impl Runner<'_> {
@@ -238,6 +241,10 @@ impl Runner<'_> {
         let (outcome, text) = match Call::parse(name, arguments) {
             Err(message) => ("error", message),
             Ok(call) => {
+                if let Some(first) = self.repeats.repeated(name, arguments, self.turn) {
+                    let note = self.repeated_note(name, first)?;
+                    return Ok(self.finish_call(name, arguments, "repeated", &note));
+                }
                 self.progress(progress, call.tool().name());
                 let limit = match call.tool() {
                     ToolName::SetPackages
@@ -266,7 +273,19 @@ impl Runner<'_> {
                 }
             }
         };
-        let text = cut(&text, self.options.tool_output_chars);
+        Ok(self.finish_call(name, arguments, outcome, &text))
+    }
+
+    /// Records a call's result; returns it for the model (cut to the bound) and a line for
+    /// the dropped-turns note.
+    fn finish_call(
+        &mut self,
+        name: &str,
+        arguments: &Value,
+        outcome: &str,
+        text: &str,
+    ) -> (String, String) {
+        let text = cut(text, self.options.tool_output_chars);
         self.records
             .log_call(self.turn, name, arguments, outcome, &text);
         let first = text.lines().next().unwrap_or_default();
@@ -276,7 +295,19 @@ impl Runner<'_> {
             cut(&arguments.to_string(), 80),
             cut(first, 100)
         );
-        Ok((text, line))
+        (text, line)
+    }
+
+    /// What the model is told when it repeats the call it made at turn `first`.
+    fn repeated_note(&self, tool: &str, first: u32) -> Result<String, AgentError> {
+        let next = self.repeats.next_step(
+            self.workspace.read(SOLUTION).is_ok(),
+            self.workspace.read(TESTS).is_ok(),
+        );
+        Ok(self.prompts.render(
+            "agent/repeated.j2",
+            json!({"turn": first, "tool": tool, "next": next.name()}),
+        )?)
     }
 
     async fn dispatch(&mut self, call: Call) -> Result<(&'static str, String), AgentError> {
@@ -287,10 +318,16 @@ impl Runner<'_> {
                 let done = ws
                     .write(&path, &text)
                     .map(|n| format!("wrote {n} bytes to {path}"));
+                if done.is_ok() {
+                    self.repeats.wrote();
+                }
                 self.file_result("write_file", &path, done)
             }
             Call::EditFile { path, old, new } => {
                 let done = edit(ws, &path, &old, &new);
+                if done.is_ok() {
+                    self.repeats.wrote();
+                }
                 self.file_result("edit_file", &path, done)
             }
             Call::ListFiles { path } => {
@@ -309,6 +346,7 @@ impl Runner<'_> {
                     .harness
                     .run_tests(&self.workspace, &args.unwrap_or_default())
                     .await?;
+                self.repeats.tested(run.passed);
                 ("ok", run.text)
             }
             Call::RunScript { args } => (
@@ -327,6 +365,7 @@ impl Runner<'_> {
             Call::Shell { command } => self.shell(&command).await?,
             Call::Finish { summary } => {
                 let run = self.harness.run_tests(&self.workspace, &[]).await?;
+                self.repeats.tested(run.passed);
                 if run.passed {
                     self.summary = Some(summary.unwrap_or_default());
                     (
@@ -377,7 +416,9 @@ impl Runner<'_> {
                 };
                 let text = match interception {
                     Interception::RunTests { args } => {
-                        self.harness.run_tests(&self.workspace, &args).await?.text
+                        let run = self.harness.run_tests(&self.workspace, &args).await?;
+                        self.repeats.tested(run.passed);
+                        run.text
                     }
                     Interception::SetPackages { manager, packages } => {
                         let mut pip: Vec<String> = self.harness.packages.iter().cloned().collect();
@@ -399,6 +440,8 @@ impl Runner<'_> {
                         return Ok(("error", format!("the environment could not be built: {e}")));
                     }
                 };
+                // A command may write files (a redirection).
+                self.repeats.wrote();
                 let mut spec = CommandSpec::argv(env, &self.workspace_path, ["true"]);
                 spec.steps = shell::steps(&script);
                 spec.limits = self.harness.limits;

@@ -546,3 +546,47 @@ async fn arguments_that_select_no_test_are_named() {
         "{ran}"
     );
 }
+
+/// The same call twice in a row is not run again; the model is told the step the work is at
+/// (here: the tests are missing).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_repeated_word_for_word_is_not_run_again() {
+    for wire in [Wire::Json, Wire::OpenAiNative] {
+        let write = json!({"path": "solution.py", "text": BUGGY});
+        let f = fixture(
+            wire,
+            vec![
+                act(wire, "write_file", write.clone()),
+                act(wire, "write_file", write.clone()),
+                act(
+                    wire,
+                    "write_file",
+                    json!({"path": "test_solution.py", "text": TESTS}),
+                ),
+                act(
+                    wire,
+                    "write_file",
+                    json!({"path": "test_solution.py", "text": TESTS}),
+                ),
+            ],
+        )
+        .await;
+        let result = f.run(&f.options(4)).await;
+        assert!(!result.success);
+        let records = f.tool_records();
+        assert_eq!(records[0]["outcome"], "ok");
+        assert_eq!(records[1]["outcome"], "repeated");
+        let note = records[1]["result"].as_str().unwrap();
+        assert!(
+            note.contains("the same call as turn 1")
+                && note.contains("Next: write its pytest tests to `test_solution.py`"),
+            "{note}"
+        );
+        let note = records[3]["result"].as_str().unwrap();
+        assert!(
+            note.contains("the same call as turn 3")
+                && note.contains("Next: run the tests with `run_tests`"),
+            "{note}"
+        );
+    }
+}
