@@ -186,8 +186,20 @@ fn relative(path: &str) -> Result<PathBuf, FileError> {
     }
     let p = Path::new(trimmed);
     if p.is_absolute() {
+        // Name the workspace file the model most likely meant: the same file name.
+        let name = p
+            .file_name()
+            .map_or_else(|| "solution.py".into(), |n| n.to_string_lossy());
+        let outputs = if p.starts_with(autocoder_loop::request::OUTPUTS_DIR) {
+            format!(
+                " ({} is where the script writes its outputs when it runs: write the script, not its outputs)",
+                autocoder_loop::request::OUTPUTS_DIR
+            )
+        } else {
+            String::new()
+        };
         return Err(FileError::Outside(format!(
-            "{trimmed} is an absolute path; paths are relative to the workspace (the current directory), e.g. `solution.py`"
+            "{trimmed} is an absolute path; paths are relative to the workspace (the current directory): `{name}`, not `{trimmed}`{outputs}"
         )));
     }
     let mut clean = PathBuf::new();
@@ -279,6 +291,27 @@ fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An absolute path is refused with the workspace file it most likely meant; under the
+    /// outputs directory, with what that directory is for (the local model wrote its outputs
+    /// and then its tests there, turn after turn).
+    #[test]
+    fn an_absolute_path_is_refused_with_the_file_it_meant() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        let Err(FileError::Outside(why)) = ws.write("/var/outputs/test_solution.py", "x") else {
+            panic!("an absolute path was written");
+        };
+        assert!(
+            why.contains("`test_solution.py`, not `/var/outputs/test_solution.py`")
+                && why.contains("/var/outputs is where the script writes its outputs when it runs"),
+            "{why}"
+        );
+        let Err(FileError::Outside(why)) = ws.read("/etc/passwd") else {
+            panic!("an absolute path was read");
+        };
+        assert!(why.ends_with("`passwd`, not `/etc/passwd`"), "{why}");
+    }
 
     #[test]
     fn reads_writes_and_lists_inside() {
