@@ -37,6 +37,8 @@ impl NextStep {
 #[derive(Debug, Default)]
 pub(crate) struct Repeats {
     last: Option<(String, Value, u32)>,
+    /// Why the last call did not happen (refused or failed: its result's first line).
+    last_failure: Option<String>,
     /// Whether a file was written since the last test run (`None`: no test run yet).
     changed_since_tests: Option<bool>,
     last_tests_passed: bool,
@@ -54,7 +56,20 @@ impl Repeats {
             return Some(*last_turn);
         }
         self.last = Some((name.to_owned(), arguments.clone(), turn));
+        self.last_failure = None;
         None
+    }
+
+    /// The outcome of the call just made (`ok`, `refused`, `error`, ...) and its result.
+    pub(crate) fn outcome(&mut self, outcome: &str, result: &str) {
+        if outcome == "refused" || outcome == "error" || outcome == "denied" {
+            self.last_failure = Some(result.lines().next().unwrap_or_default().to_owned());
+        }
+    }
+
+    /// Why the repeated call did not happen the first time, if it did not.
+    pub(crate) fn first_failure(&self) -> Option<&str> {
+        self.last_failure.as_deref()
     }
 
     /// A file of the workspace was written or edited.

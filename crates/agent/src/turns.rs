@@ -273,6 +273,7 @@ impl Runner<'_> {
                 }
             }
         };
+        self.repeats.outcome(outcome, &text);
         Ok(self.finish_call(name, arguments, outcome, &text))
     }
 
@@ -306,7 +307,12 @@ impl Runner<'_> {
         );
         Ok(self.prompts.render(
             "agent/repeated.j2",
-            json!({"turn": first, "tool": tool, "next": next.name()}),
+            json!({
+                "turn": first,
+                "tool": tool,
+                "next": next.name(),
+                "failed": self.repeats.first_failure(),
+            }),
         )?)
     }
 

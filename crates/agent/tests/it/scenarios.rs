@@ -590,3 +590,30 @@ async fn a_call_repeated_word_for_word_is_not_run_again() {
         );
     }
 }
+
+/// A refused call repeated: the note says again why it was refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_call_repeated_is_refused_again_with_the_reason() {
+    let wire = Wire::Json;
+    let write = json!({"path": "/var/outputs/test_solution.py", "text": TESTS});
+    let f = fixture(
+        wire,
+        vec![
+            act(wire, "write_file", write.clone()),
+            act(wire, "write_file", write),
+        ],
+    )
+    .await;
+    let result = f.run(&f.options(2)).await;
+    assert!(!result.success);
+    let records = f.tool_records();
+    assert_eq!(records[0]["outcome"], "refused");
+    assert_eq!(records[1]["outcome"], "repeated");
+    let note = records[1]["result"].as_str().unwrap();
+    assert!(
+        note.contains(
+            "It did not happen then: refused: /var/outputs/test_solution.py is an absolute path"
+        ) && note.contains("`test_solution.py`, not `/var/outputs/test_solution.py`"),
+        "{note}"
+    );
+}
