@@ -41,7 +41,8 @@ pub async fn generate_agent(
     client: &LlmClient,
     progress: &dyn Fn(&Progress),
 ) -> Result<GenerationResult, AgentError> {
-    run(options, client, progress, None).await
+    // Boxed: the run's state (conversation, harness, records) is a large future.
+    Box::pin(run(options, client, progress, None)).await
 }
 
 /// [`generate_agent`] continuing the run its journal recorded (`autocoder resume`): the run
@@ -55,7 +56,7 @@ pub async fn resume_agent(
     journal: &JournalFile,
     progress: &dyn Fn(&Progress),
 ) -> Result<GenerationResult, AgentError> {
-    run(options, client, progress, Some(journal)).await
+    Box::pin(run(options, client, progress, Some(journal))).await
 }
 
 async fn run(
@@ -107,9 +108,7 @@ async fn run(
         let (shown_contract, shown_data) = in_workspace(&contract, &data, &samples);
         harness::task_view(request, &shown_contract, &shown_data)
     };
-    if task.skeleton {
-        write_skeleton(&prompts, &task, &workspace, &workspace_path)?;
-    }
+    write_skeleton(&prompts, &task, &workspace, &workspace_path)?;
     let mut conversation = conversation(&prompts, &task, options, &samples)?;
     let mut runner = Runner {
         options,
@@ -303,7 +302,7 @@ fn prepare_workspace(
 }
 
 /// Writes the pipeline's script skeleton (argument parsing and output writing as the contract
-/// says, `compute` left as `...`) to `solution.py`, for a model whose profile asks for one: the
+/// says, `compute` left as `...`) to `solution.py` when the model's profile asks for one: the
 /// agent starts from it as the code step does.
 fn write_skeleton(
     prompts: &Prompts,
@@ -311,6 +310,9 @@ fn write_skeleton(
     workspace: &Workspace,
     workspace_path: &Path,
 ) -> Result<(), AgentError> {
+    if !task.skeleton {
+        return Ok(());
+    }
     let block = render(prompts, "loop/_skeleton.j2", task, json!({}))?;
     let code: Vec<&str> = block
         .lines()
