@@ -172,8 +172,17 @@ impl Harness {
             let report = match self.sandbox.run_pytest(&spec, &dir).await {
                 Ok(report) => report,
                 Err(SandboxError::PytestNoReport { exit_code, stderr }) => {
+                    let code = exit_code.map_or_else(|| "none".to_owned(), |c| c.to_string());
+                    // Exit code 4 is pytest's usage error: the extra arguments are at fault.
+                    let hint = if exit_code == Some(4) && !args.is_empty() {
+                        format!(
+                            "pytest refused the arguments {args:?}: they go to pytest, not to the script (the tests call the script through `run_solution`); run_tests without arguments runs every test.\n"
+                        )
+                    } else {
+                        String::new()
+                    };
                     return Ok(not_ready(&format!(
-                        "pytest did not run (exit code {exit_code:?}):\n{stderr}"
+                        "{hint}pytest did not run (exit code {code}):\n{stderr}"
                     )));
                 }
                 Err(e) => return Err(e.into()),

@@ -535,14 +535,26 @@ async fn arguments_that_select_no_test_are_named() {
                 json!({"path": "test_solution.py", "text": TESTS}),
             ),
             act(wire, "run_tests", json!({"args": ["-k", "name"]})),
+            act(
+                wire,
+                "run_tests",
+                json!({"args": ["--sales", "samples/sales.csv"]}),
+            ),
         ],
     )
     .await;
-    let result = f.run(&f.options(3)).await;
+    let result = f.run(&f.options(4)).await;
     assert!(!result.success);
     let ran = f.tool_records()[2]["result"].as_str().unwrap().to_owned();
     assert!(
         ran.contains(r#"no test ran: the arguments ["-k", "name"] selected none (run_tests without arguments runs them all)"#),
+        "{ran}"
+    );
+    // The script's arguments given to pytest: a usage error, named as such.
+    let ran = f.tool_records()[3]["result"].as_str().unwrap().to_owned();
+    assert!(
+        ran.contains(r#"pytest refused the arguments ["--sales", "samples/sales.csv"]: they go to pytest, not to the script"#)
+            && ran.contains("pytest did not run (exit code 4)"),
         "{ran}"
     );
 }
