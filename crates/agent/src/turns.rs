@@ -478,29 +478,59 @@ impl Runner<'_> {
     }
 }
 
-/// `edit_file`: `find` must occur exactly once.
-fn edit(ws: &Workspace, path: &str, find: &str, replace: &str) -> Result<String, FileError> {
+/// `edit_file`: the text of `replace` must occur exactly once.
+fn edit(ws: &Workspace, path: &str, old: &str, new: &str) -> Result<String, FileError> {
     let text = ws.read(path)?;
-    if find.is_empty() {
+    if old.is_empty() {
         return Err(FileError::Failed(
-            "`find` is empty; give the exact lines to replace".into(),
+            "`replace` is empty; give the exact lines to replace".into(),
         ));
     }
-    match text.matches(find).count() {
+    match text.matches(old).count() {
         0 => Err(FileError::Failed(format!(
-            "`find` does not occur in {path}; read the file and copy the lines exactly, indentation included"
+            "the text of `replace` does not occur in {path}; read the file and copy the lines exactly, indentation included"
         ))),
         1 => {
-            let new = text.replacen(find, replace, 1);
-            ws.write(path, &new)?;
+            ws.write(path, &text.replacen(old, new, 1))?;
             Ok(format!(
                 "edited {path}: replaced {} line(s) with {}",
-                find.lines().count(),
-                replace.lines().count()
+                old.lines().count(),
+                new.lines().count()
             ))
         }
         n => Err(FileError::Failed(format!(
-            "`find` occurs {n} times in {path}; include more lines so it occurs once"
+            "the text of `replace` occurs {n} times in {path}; include more lines so it occurs once"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The errors name the arguments as the model writes them (`replace`, `with`).
+    #[test]
+    fn edit_errors_name_the_replace_argument() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        ws.write("a.py", "x = 1\nx = 1\n").unwrap();
+        let message = |r: Result<String, FileError>| match r {
+            Err(e) => e.message().to_owned(),
+            Ok(done) => panic!("edited: {done}"),
+        };
+        assert!(
+            message(edit(&ws, "a.py", "y", "z"))
+                .starts_with("the text of `replace` does not occur in a.py")
+        );
+        assert!(
+            message(edit(&ws, "a.py", "x = 1", "z"))
+                .starts_with("the text of `replace` occurs 2 times in a.py")
+        );
+        assert!(message(edit(&ws, "a.py", "", "z")).starts_with("`replace` is empty"));
+        assert_eq!(
+            edit(&ws, "a.py", "x = 1\nx", "y = 2\nx").unwrap(),
+            "edited a.py: replaced 2 line(s) with 2"
+        );
+        assert_eq!(ws.read("a.py").unwrap(), "y = 2\nx = 1\n");
     }
 }
