@@ -35,6 +35,22 @@ def test_total(run_solution):
 const WRONG_LINE: &str = r#"    total = sum(float(r["qty"]) for r in rows)"#;
 const RIGHT_LINE: &str = r#"    total = sum(float(r["qty"]) * float(r["price"]) for r in rows)"#;
 
+/// The answers writing the buggy script and its tests.
+fn script_and_tests(wire: Wire) -> Vec<autocoder_testkit::Entry> {
+    vec![
+        act(
+            wire,
+            "write_file",
+            json!({"path": "solution.py", "text": BUGGY}),
+        ),
+        act(
+            wire,
+            "write_file",
+            json!({"path": "test_solution.py", "text": TESTS}),
+        ),
+    ]
+}
+
 async fn writes_tests_reads_a_failure_fixes_and_passes(wire: Wire) {
     fix_in(wire, autocoder_sandbox::Backend::Bwrap).await;
 }
@@ -42,32 +58,26 @@ async fn writes_tests_reads_a_failure_fixes_and_passes(wire: Wire) {
 async fn fix_in(wire: Wire, backend: autocoder_sandbox::Backend) {
     let f = fixture(
         wire,
-        vec![
-            act(wire, "list_files", json!({"path": "."})),
-            act(
-                wire,
-                "write_file",
-                json!({"path": "solution.py", "text": BUGGY}),
-            ),
-            act(
-                wire,
-                "write_file",
-                json!({"path": "test_solution.py", "text": TESTS}),
-            ),
-            act(wire, "run_tests", json!({})),
-            act(
-                wire,
-                "edit_file",
-                json!({"path": "solution.py", "replace": WRONG_LINE, "with": RIGHT_LINE}),
-            ),
-            act(wire, "run_tests", json!({})),
-            act(
-                wire,
-                "shell",
-                json!({"command": "wc -l solution.py > lines.txt && cat lines.txt"}),
-            ),
-            act(wire, "finish", json!({"summary": "sums qty * price"})),
-        ],
+        [
+            vec![act(wire, "list_files", json!({"path": "."}))],
+            script_and_tests(wire),
+            vec![
+                act(wire, "run_tests", json!({})),
+                act(
+                    wire,
+                    "edit_file",
+                    json!({"path": "solution.py", "replace": WRONG_LINE, "with": RIGHT_LINE}),
+                ),
+                act(wire, "run_tests", json!({})),
+                act(
+                    wire,
+                    "shell",
+                    json!({"command": "wc -l solution.py > lines.txt && cat lines.txt"}),
+                ),
+                act(wire, "finish", json!({"summary": "sums qty * price"})),
+            ],
+        ]
+        .concat(),
     )
     .await;
     let mut options = f.options(20);
@@ -523,24 +533,18 @@ async fn arguments_that_select_no_test_are_named() {
     let wire = Wire::Json;
     let f = fixture(
         wire,
-        vec![
-            act(
-                wire,
-                "write_file",
-                json!({"path": "solution.py", "text": BUGGY}),
-            ),
-            act(
-                wire,
-                "write_file",
-                json!({"path": "test_solution.py", "text": TESTS}),
-            ),
-            act(wire, "run_tests", json!({"args": ["-k", "name"]})),
-            act(
-                wire,
-                "run_tests",
-                json!({"args": ["--sales", "samples/sales.csv"]}),
-            ),
-        ],
+        [
+            script_and_tests(wire),
+            vec![
+                act(wire, "run_tests", json!({"args": ["-k", "name"]})),
+                act(
+                    wire,
+                    "run_tests",
+                    json!({"args": ["--sales", "samples/sales.csv"]}),
+                ),
+            ],
+        ]
+        .concat(),
     )
     .await;
     let result = f.run(&f.options(4)).await;

@@ -22,6 +22,25 @@ struct Replayed {
     outputs: Value,
 }
 
+/// Runs an example's `run.sh` (replay; `agent`: `AGENT=1`) with the built binary into `run_dir`,
+/// with no model named in the environment.
+fn run_sh(dir: &Path, run_dir: &Path, agent: bool) -> std::process::Output {
+    Command::new("bash")
+        .arg(dir.join("run.sh"))
+        .env("AGENT", if agent { "1" } else { "" })
+        .env("AUTOCODER", env!("CARGO_BIN_EXE_autocoder"))
+        .env("OUT", run_dir)
+        .env(
+            "AUTOCODER_ENV_CACHE",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
+        )
+        .env_remove("RUST_LOG")
+        .env_remove("AUTOCODER_MODEL")
+        .env_remove("AUTOCODER_API_BASE")
+        .output()
+        .unwrap()
+}
+
 /// Runs `examples/NAME/run.sh` (replay) with the built binary and checks that the generation
 /// succeeded, and that the script runs on its own as `autocoder run` ran it (see
 /// [`standalone`]); `run_args` are run.sh's `RUN` arguments.
@@ -33,19 +52,7 @@ fn replay(name: &str, run_args: &[&str]) -> Replayed {
     );
     let out = tempfile::tempdir().unwrap();
     let run_dir = out.path().join("run");
-    let output = Command::new("bash")
-        .arg(dir.join("run.sh"))
-        .env("AUTOCODER", env!("CARGO_BIN_EXE_autocoder"))
-        .env("OUT", &run_dir)
-        .env(
-            "AUTOCODER_ENV_CACHE",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
-        )
-        .env_remove("RUST_LOG")
-        .env_remove("AUTOCODER_MODEL")
-        .env_remove("AUTOCODER_API_BASE")
-        .output()
-        .unwrap();
+    let output = run_sh(&dir, &run_dir, false);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
@@ -228,20 +235,7 @@ fn sales_totals_by_the_agent_replays_the_recorded_run() {
     let cassette = dir.join("cassette-agent.jsonl");
     let out = tempfile::tempdir().unwrap();
     let run_dir = out.path().join("run");
-    let output = Command::new("bash")
-        .arg(dir.join("run.sh"))
-        .env("AGENT", "1")
-        .env("AUTOCODER", env!("CARGO_BIN_EXE_autocoder"))
-        .env("OUT", &run_dir)
-        .env(
-            "AUTOCODER_ENV_CACHE",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("autocoder-envs"),
-        )
-        .env_remove("RUST_LOG")
-        .env_remove("AUTOCODER_MODEL")
-        .env_remove("AUTOCODER_API_BASE")
-        .output()
-        .unwrap();
+    let output = run_sh(&dir, &run_dir, true);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         !output.status.success(),

@@ -11,7 +11,9 @@ use arrow_ipc::writer::{FileWriter, StreamWriter};
 use arrow_schema::{DataType, Field, Schema};
 use autocoder_profile::{ProfileError, ProfileOptions, profile_path};
 
-fn batch() -> RecordBatch {
+/// Four rows of an id (with a null) and a name (with a null); also written as Parquet by
+/// `parquet_layout`.
+pub(crate) fn batch() -> RecordBatch {
     let schema = Schema::new(vec![
         Field::new("id", DataType::Int64, true),
         Field::new("name", DataType::Utf8, true),

@@ -5,12 +5,9 @@
 //! Each is now a clear error, within seconds; a well-formed file still profiles.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use arrow_array::{Int64Array, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, Schema};
 use autocoder_profile::{Profile, ProfileError, ProfileOptions, profile_path};
 use parquet::arrow::ArrowWriter;
 use parquet::file::reader::{FileReader, SerializedFileReader};
@@ -23,23 +20,7 @@ fn endless_lists() -> Vec<u8> {
 }
 
 fn file_bytes() -> Vec<u8> {
-    let schema = Schema::new(vec![
-        Field::new("id", DataType::Int64, true),
-        Field::new("name", DataType::Utf8, true),
-    ]);
-    let batch = RecordBatch::try_new(
-        Arc::new(schema),
-        vec![
-            Arc::new(Int64Array::from(vec![Some(1), None, Some(3), Some(40)])),
-            Arc::new(StringArray::from(vec![
-                Some("a"),
-                Some("bb"),
-                None,
-                Some("dddd"),
-            ])),
-        ],
-    )
-    .unwrap();
+    let batch = crate::ipc_layout::batch();
     let mut writer = ArrowWriter::try_new(Vec::new(), batch.schema(), None).unwrap();
     writer.write(&batch).unwrap();
     writer.into_inner().unwrap()
