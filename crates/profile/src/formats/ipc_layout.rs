@@ -3,6 +3,10 @@
 //! message's body. arrow-ipc (60) trusts these numbers: a buffer past its body panics in
 //! `Buffer::slice_with_length`, a negative block length in `read_block`, a metadata length under
 //! eight bytes in `parse_message`. Only metadata is read here (a few hundred bytes a batch).
+//!
+//! The rows the batches declare are bounded by the file's size too (see [`RowBudget`]): a
+//! column of nulls costs no bytes, and neither does a batch with no columns, so a 1 KB file can
+//! declare 2^62 rows, which arrow-ipc accepts and profiling them never ends.
 
 use std::io::{Read, Seek, SeekFrom};
 
@@ -32,6 +36,7 @@ pub(crate) fn check_file<R: Read + Seek>(reader: &mut R, len: u64) -> Result<(),
     read_at(reader, footer_start, &mut footer_bytes)?;
     let footer =
         root_as_footer(&footer_bytes).map_err(|e| format!("the footer is not valid: {e}"))?;
+    let mut budget = RowBudget::new(len);
     let mut blocks = Vec::new();
     for (kind, list) in [
         ("dictionary batch", footer.dictionaries()),
@@ -69,6 +74,7 @@ pub(crate) fn check_file<R: Read + Seek>(reader: &mut R, len: u64) -> Result<(),
         let message = root_as_message(flatbuffer)
             .map_err(|e| at(format!("its metadata is not valid: {e}")))?;
         check_buffers(&message, body).map_err(at)?;
+        budget.spend(&message).map_err(at)?;
     }
     Ok(())
 }
@@ -77,6 +83,7 @@ pub(crate) fn check_file<R: Read + Seek>(reader: &mut R, len: u64) -> Result<(),
 /// the end-of-stream marker or the end of the file.
 pub(crate) fn check_stream<R: Read + Seek>(reader: &mut R, len: u64) -> Result<(), String> {
     let mut position = 0u64;
+    let mut budget = RowBudget::new(len);
     for number in 1u64.. {
         let start = position;
         let at = |what: String| format!("message {number} (byte {start}): {what}");
@@ -117,8 +124,53 @@ pub(crate) fn check_stream<R: Read + Seek>(reader: &mut R, len: u64) -> Result<(
                 ))
             })?;
         check_buffers(&message, body).map_err(at)?;
+        budget.spend(&message).map_err(at)?;
     }
     Ok(())
+}
+
+/// The rows a file's record batches may declare in all: eight a byte of the file (a column
+/// that is not all nulls takes at least a bit a row, as a boolean's values or a validity
+/// bitmap, and arrow-ipc checks each array's buffers against its length), plus
+/// [`RowBudget::FREE_ROWS`] for tables whose columns are all of type null, or that have none.
+struct RowBudget {
+    left: u64,
+    allowed: u64,
+    file_len: u64,
+}
+
+impl RowBudget {
+    /// Rows a file may declare beyond eight a byte.
+    const FREE_ROWS: u64 = 1 << 20;
+
+    fn new(file_len: u64) -> Self {
+        let allowed = file_len.saturating_mul(8).saturating_add(Self::FREE_ROWS);
+        Self {
+            left: allowed,
+            allowed,
+            file_len,
+        }
+    }
+
+    /// Takes the rows of `message` when it is a record batch.
+    fn spend(&mut self, message: &Message<'_>) -> Result<(), String> {
+        let Some(batch) = message.header_as_record_batch() else {
+            return Ok(());
+        };
+        let rows = u64::try_from(batch.length())
+            .map_err(|_| format!("a row count of {}", batch.length()))?;
+        self.left = self.left.checked_sub(rows).ok_or_else(|| {
+            format!(
+                "it declares {rows} rows, which brings the file past the {} rows a {}-byte \
+                 file can hold (eight a byte, and {} more for columns of nulls only); the file \
+                 is corrupt, or its columns hold no values at all",
+                self.allowed,
+                self.file_len,
+                Self::FREE_ROWS
+            )
+        })?;
+        Ok(())
+    }
 }
 
 /// Every buffer of the message's record batch (or dictionary batch) inside its `body` bytes.

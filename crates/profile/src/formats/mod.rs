@@ -16,6 +16,7 @@ mod json;
 mod json_value;
 mod parquet;
 mod parquet_layout;
+mod parquet_source;
 mod runner;
 mod text;
 mod typed;

@@ -13,6 +13,7 @@ use parquet::arrow::arrow_reader::{
 
 use super::arrow_text::{Leaf, leaves, render};
 use super::parquet_layout;
+use super::parquet_source::EndBound;
 use super::runner::run_units;
 use super::text::TextBatch;
 use super::typed::{Accumulate, Columns};
@@ -67,12 +68,14 @@ pub(crate) fn profile(
             let reader = File::open(path).map_err(|e| ProfileError::io(path, e))?;
             parquet_layout::check_row_group(&reader, total_bytes, metadata.metadata(), group)
                 .map_err(corrupt)?;
-            let batches =
-                ParquetRecordBatchReaderBuilder::new_with_metadata(reader, metadata.clone())
-                    .with_row_groups(vec![group])
-                    .with_batch_size(BATCH_ROWS)
-                    .build()
-                    .map_err(|e| corrupt(format!("row group {group}: {e}")))?;
+            let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(
+                EndBound(reader),
+                metadata.clone(),
+            )
+            .with_row_groups(vec![group])
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(|e| corrupt(format!("row group {group}: {e}")))?;
             let mut unit = acc.unit(index);
             let mut row = 1u64;
             for batch in batches {

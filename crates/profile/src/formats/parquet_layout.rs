@@ -296,13 +296,15 @@ pub(crate) fn check_row_group(
             continue;
         };
         let end = start.saturating_add(size).min(len);
-        check_pages(file, start, end).map(|_| ()).map_err(|why| {
-            format!(
-                "row group {group}, column {} ({}): {why}",
-                column + 1,
-                chunk.column_path()
-            )
-        })?;
+        check_pages(file, start, end, len)
+            .map(|_| ())
+            .map_err(|why| {
+                format!(
+                    "row group {group}, column {} ({}): {why}",
+                    column + 1,
+                    chunk.column_path()
+                )
+            })?;
     }
     Ok(())
 }
@@ -317,9 +319,11 @@ struct Walked {
     to_the_end: bool,
 }
 
-/// Walks the page headers of the column chunk at `start..end`, hopping over each page.
-fn check_pages(file: &File, start: u64, end: u64) -> Result<Walked, String> {
-    let mut budget = end.saturating_sub(start);
+/// Walks the page headers of the column chunk at `start..end` of a `len`-byte file, hopping
+/// over each page. A header that runs past the chunk's end is walked on to the file's end, as
+/// parquet reads it.
+fn check_pages(file: &File, start: u64, end: u64, len: u64) -> Result<Walked, String> {
+    let mut budget = len.saturating_sub(start);
     let mut pos = start;
     let mut window = FIRST_WINDOW;
     let mut buf = Vec::new();
@@ -331,7 +335,7 @@ fn check_pages(file: &File, start: u64, end: u64) -> Result<Walked, String> {
         })
     };
     while pos < end {
-        let want = window.min(end - pos);
+        let want = window.min(len.saturating_sub(pos));
         buf.resize(usize::try_from(want).map_err(|e| e.to_string())?, 0);
         if file.read_exact_at(&mut buf, pos).is_err() {
             return stopped(pages);
@@ -343,7 +347,7 @@ fn check_pages(file: &File, start: u64, end: u64) -> Result<Walked, String> {
         };
         let page_size = match walk.fields(Shape::PageHeader, MAX_DEPTH) {
             Ok(size) => size,
-            Err(Stop::Short) if want < end - pos => {
+            Err(Stop::Short) if want < len.saturating_sub(pos) => {
                 window = window.saturating_mul(2);
                 continue;
             }
@@ -452,7 +456,7 @@ mod tests {
                     let pages = group.get_column_page_reader(c).unwrap().count() as u64;
                     assert!(pages > 3, "{version:?}: {pages} pages");
                     assert_eq!(
-                        check_pages(&file, start, end),
+                        check_pages(&file, start, end, file.metadata().unwrap().len()),
                         Ok(Walked {
                             pages,
                             to_the_end: true

@@ -193,3 +193,73 @@ fn a_long_batch_is_profiled_in_slices_with_the_same_statistics() {
     assert_eq!(json["numeric"]["sum"].as_f64(), Some(sum as f64), "{json}");
     assert_eq!(json["monotonic"], "strictly_increasing", "{json}");
 }
+
+/// `batch` written as an IPC file, or as a stream when `stream`.
+fn written(batch: &RecordBatch, stream: bool) -> Vec<u8> {
+    if stream {
+        let mut writer = StreamWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+        writer.write(batch).unwrap();
+        writer.into_inner().unwrap()
+    } else {
+        let mut writer = FileWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+        writer.write(batch).unwrap();
+        writer.into_inner().unwrap()
+    }
+}
+
+/// Profiles `bytes` as an Arrow file on another thread; panics if that takes over a minute.
+fn profiled_within_a_minute(bytes: Vec<u8>) -> Result<autocoder_profile::Profile, ProfileError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.arrow");
+        std::fs::write(&path, bytes).unwrap();
+        let _ = tx.send(profile_path(&path, &ProfileOptions::default(), &|_, _| {}));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("profiling took over a minute")
+}
+
+/// A column of nulls, or no column at all, costs no bytes, so a few hundred bytes declared
+/// 5.9e18 rows (found by the `profile_formats` fuzz target: it never ended). Such a count is
+/// refused by the size of the file, in files and streams alike.
+#[test]
+fn more_rows_than_the_file_can_hold_is_an_error() {
+    use arrow_array::{NullArray, RecordBatchOptions};
+    let nulls = Schema::new(vec![Field::new("nothing", DataType::Null, true)]);
+    let null_column =
+        RecordBatch::try_new(Arc::new(nulls), vec![Arc::new(NullArray::new(1 << 40))]).unwrap();
+    let no_columns = RecordBatch::try_new_with_options(
+        Arc::new(Schema::empty()),
+        vec![],
+        &RecordBatchOptions::new().with_row_count(Some(5_925_611_209_712_730_116)),
+    )
+    .unwrap();
+    for (what, batch) in [("a null column", &null_column), ("no columns", &no_columns)] {
+        for stream in [false, true] {
+            let err = match profiled_within_a_minute(written(batch, stream)) {
+                Ok(p) => panic!("{what} (stream {stream}): profiled {} rows", p.rows),
+                Err(e) => e.to_string(),
+            };
+            assert!(err.contains("rows a"), "{what}: {err}");
+            assert!(
+                err.contains("record batch 1") || err.contains("message 2"),
+                "{what}: {err}"
+            );
+        }
+    }
+}
+
+/// Under the bound, a table of nulls only still profiles.
+#[test]
+fn a_column_of_nulls_within_the_bound_profiles() {
+    use arrow_array::NullArray;
+    let nulls = Schema::new(vec![Field::new("nothing", DataType::Null, true)]);
+    let batch =
+        RecordBatch::try_new(Arc::new(nulls), vec![Arc::new(NullArray::new(300_000))]).unwrap();
+    for stream in [false, true] {
+        let profile = profiled_within_a_minute(written(&batch, stream)).unwrap();
+        assert_eq!(profile.rows, 300_000);
+        assert_eq!(profile.columns[0].nulls, 300_000);
+    }
+}
