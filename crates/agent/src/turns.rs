@@ -13,7 +13,7 @@ use autocoder_sandbox::{CommandSpec, SandboxError};
 use serde_json::{Value, json};
 
 use crate::conversation::{Conversation, Turn, cut};
-use crate::harness::Harness;
+use crate::harness::{Harness, TestRunText};
 use crate::harness::{SOLUTION, TESTS};
 use crate::options::{AgentOptions, ToolProtocol};
 use crate::record::Records;
@@ -348,11 +348,7 @@ impl Runner<'_> {
                 self.file_result("list_files", &path, done)
             }
             Call::RunTests { args } => {
-                let run = self
-                    .harness
-                    .run_tests(&self.workspace, &args.unwrap_or_default())
-                    .await?;
-                self.repeats.tested(run.passed);
+                let run = self.run_tests(&args.unwrap_or_default()).await?;
                 ("ok", run.text)
             }
             Call::RunScript { args } => (
@@ -370,8 +366,7 @@ impl Runner<'_> {
             }
             Call::Shell { command } => self.shell(&command).await?,
             Call::Finish { summary } => {
-                let run = self.harness.run_tests(&self.workspace, &[]).await?;
-                self.repeats.tested(run.passed);
+                let run = self.run_tests(&[]).await?;
                 if run.passed {
                     self.summary = Some(summary.unwrap_or_default());
                     (
@@ -389,6 +384,13 @@ impl Runner<'_> {
                 }
             }
         })
+    }
+
+    /// Runs the tests in the sandbox, noting whether they passed for the repeated-call check.
+    async fn run_tests(&mut self, args: &[String]) -> Result<TestRunText, AgentError> {
+        let run = self.harness.run_tests(&self.workspace, args).await?;
+        self.repeats.tested(run.passed);
+        Ok(run)
     }
 
     fn file_result(
@@ -421,11 +423,7 @@ impl Runner<'_> {
                     Interception::SetPackages { .. } => "set_packages",
                 };
                 let text = match interception {
-                    Interception::RunTests { args } => {
-                        let run = self.harness.run_tests(&self.workspace, &args).await?;
-                        self.repeats.tested(run.passed);
-                        run.text
-                    }
+                    Interception::RunTests { args } => self.run_tests(&args).await?.text,
                     Interception::SetPackages { manager, packages } => {
                         let mut pip: Vec<String> = self.harness.packages.iter().cloned().collect();
                         let mut system: Vec<String> =
