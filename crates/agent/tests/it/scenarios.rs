@@ -568,25 +568,12 @@ async fn arguments_that_select_no_test_are_named() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_repeated_word_for_word_is_not_run_again() {
     for wire in [Wire::Json, Wire::OpenAiNative] {
-        let write = json!({"path": "solution.py", "text": BUGGY});
-        let f = fixture(
-            wire,
-            vec![
-                act(wire, "write_file", write.clone()),
-                act(wire, "write_file", write.clone()),
-                act(
-                    wire,
-                    "write_file",
-                    json!({"path": "test_solution.py", "text": TESTS}),
-                ),
-                act(
-                    wire,
-                    "write_file",
-                    json!({"path": "test_solution.py", "text": TESTS}),
-                ),
-            ],
-        )
-        .await;
+        // Each of the two writes made twice in a row.
+        let answers = script_and_tests(wire)
+            .into_iter()
+            .flat_map(|answer| [answer.clone(), answer])
+            .collect();
+        let f = fixture(wire, answers).await;
         let result = f.run(&f.options(4)).await;
         assert!(!result.success);
         let records = f.tool_records();
