@@ -135,7 +135,6 @@ pub(crate) fn check_stream<R: Read + Seek>(reader: &mut R, len: u64) -> Result<(
 /// [`RowBudget::FREE_ROWS`] for tables whose columns are all of type null, or that have none.
 struct RowBudget {
     left: u64,
-    allowed: u64,
     file_len: u64,
 }
 
@@ -144,12 +143,15 @@ impl RowBudget {
     const FREE_ROWS: u64 = 1 << 20;
 
     fn new(file_len: u64) -> Self {
-        let allowed = file_len.saturating_mul(8).saturating_add(Self::FREE_ROWS);
         Self {
-            left: allowed,
-            allowed,
+            left: Self::allowed(file_len),
             file_len,
         }
+    }
+
+    /// The rows a file of `file_len` bytes may declare in all.
+    fn allowed(file_len: u64) -> u64 {
+        file_len.saturating_mul(8).saturating_add(Self::FREE_ROWS)
     }
 
     /// Takes the rows of `message` when it is a record batch.
@@ -164,7 +166,7 @@ impl RowBudget {
                 "it declares {rows} rows, which brings the file past the {} rows a {}-byte \
                  file can hold (eight a byte, and {} more for columns of nulls only); the file \
                  is corrupt, or its columns hold no values at all",
-                self.allowed,
+                Self::allowed(self.file_len),
                 self.file_len,
                 Self::FREE_ROWS
             )
