@@ -16,8 +16,11 @@ pub const PANDAS_NA_VALUES: [&str; 19] = [
 pub struct NullSpec {
     keep_default_na: bool,
     extra: Vec<String>,
-    /// Every string that counts, for the fast check.
+    /// Every string that counts.
     all: Vec<Box<[u8]>>,
+    /// The strings of up to 8 bytes as (length, [`short_key`]), compared without a `memcmp`
+    /// call.
+    short: Vec<(usize, u64)>,
     /// By first byte, then by last byte (byte 0 for ""): bit `n` (`n` < 63, bit 63 for longer)
     /// set when some null string of `n` bytes has that byte there. A field passes the filter
     /// before it is compared with the strings.
@@ -76,10 +79,16 @@ impl NullSpec {
             ends[1][last] |= bit;
             max_len = max_len.max(s.len());
         }
+        let short = all
+            .iter()
+            .filter(|s| s.len() <= 8)
+            .map(|s| (s.len(), short_key(s)))
+            .collect();
         NullSpec {
             keep_default_na,
             extra,
             all,
+            short,
             ends,
             max_len,
         }
@@ -111,7 +120,38 @@ impl NullSpec {
         if self.ends[0][first] & self.ends[1][last] & bit == 0 {
             return false;
         }
-        self.all.iter().any(|s| **s == *field)
+        self.matches(field)
+    }
+
+    /// Whether `field`, which passed the filter, is one of the strings (out of line: mostly
+    /// missing values get here, and the record loop stays small enough to inline the rest).
+    #[inline(never)]
+    fn matches(&self, field: &[u8]) -> bool {
+        if field.len() <= 8 {
+            let key = (field.len(), short_key(field));
+            self.short.contains(&key)
+        } else {
+            self.all.iter().any(|s| **s == *field)
+        }
+    }
+}
+
+/// A text of up to 8 bytes as a number that, with its length, tells it from every other such
+/// text: the first and last four bytes (overlapping) from 4 bytes up, all of them below.
+#[inline]
+fn short_key(text: &[u8]) -> u64 {
+    let n = text.len();
+    let word = |at: usize| {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&text[at..at + 4]);
+        u64::from(u32::from_le_bytes(w))
+    };
+    if n >= 4 {
+        word(0) | (word(n - 4) << 32)
+    } else {
+        text.iter()
+            .enumerate()
+            .fold(0, |k, (i, &b)| k | (u64::from(b) << (8 * i)))
     }
 }
 
