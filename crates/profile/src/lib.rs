@@ -55,6 +55,7 @@ mod schema;
 mod sketch;
 mod source;
 mod stats;
+mod structural;
 mod table;
 mod temporal;
 
