@@ -254,6 +254,7 @@ fn profile_opened(
             progress(bytes_done, total_bytes);
             let start = std::time::Instant::now();
             total.merge(done.value);
+            total.foresee(bytes_done, total_bytes);
             total.publish_merged(&hints);
             if let Some(times) = &options.stage_times {
                 times.merge_ns.fetch_add(nanos(start), Ordering::Relaxed);

@@ -13,6 +13,8 @@ use crate::{BadRows, FORMAT_VERSION, Profile, ProfileOptions, SampleRow};
 
 /// Rows whose duplicates are counted exactly; past that, estimated.
 const DUPLICATE_EXACT_ROWS: usize = 1 << 20;
+/// Rows merged before [`TableAcc::foresee`] projects the distinct rows of the whole file.
+const FORESEE_AFTER_ROWS: u64 = 10_000;
 /// Exact distinct values kept per chunk over all columns: wide files get a lower per-column
 /// bound than [`ProfileOptions::distinct_exact_bound`], so that memory stays bounded.
 const EXACT_VALUES_PER_CHUNK: usize = 200_000;
@@ -297,6 +299,22 @@ impl TableAcc {
         self.pattern_rows += next.pattern_rows;
     }
 
+    /// Stops counting duplicate rows exactly when the distinct rows so far, projected over the
+    /// whole input by its size (`bytes_done` of `total_bytes` read), come to more than four times
+    /// the exact bound: the set would be dropped at the bound anyway, after costing tens of
+    /// megabytes and a cache miss a row. The estimate then comes from the `HyperLogLog`, as for
+    /// any file past the bound.
+    pub(crate) fn foresee(&mut self, bytes_done: u64, total_bytes: u64) {
+        let Some(seen) = &self.seen_rows else { return };
+        if self.rows < FORESEE_AFTER_ROWS || bytes_done == 0 || total_bytes <= bytes_done {
+            return;
+        }
+        let projected = seen.len() as f64 * (total_bytes as f64 / bytes_done as f64);
+        if projected > 4.0 * DUPLICATE_EXACT_ROWS as f64 {
+            self.seen_rows = None;
+        }
+    }
+
     pub(crate) fn finish(
         self,
         source: String,
@@ -362,4 +380,47 @@ impl TableAcc {
 /// Turns chunk-relative row numbers into file row numbers.
 fn samples_shift(samples: &mut BottomK<Sampled>, offset: u64) {
     samples.for_each_mut(|s| s.row += offset);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The file's accumulator after one chunk of `rows` one-column rows, `distinct` of them
+    /// different.
+    fn merged(rows: u64, distinct: u64) -> TableAcc {
+        let options = ProfileOptions::default();
+        let mut total = TableAcc::new(1, 0, &options, None);
+        let mut chunk = TableAcc::new(1, 0, &options, None);
+        for i in 0..rows {
+            let value = (i % distinct).to_string();
+            chunk.add_cells(i + 1, i + 2, &[Some(&value)]);
+        }
+        total.merge(chunk);
+        total
+    }
+
+    #[test]
+    fn duplicates_stay_exact_unless_the_file_will_outgrow_the_bound() {
+        // 20,000 distinct rows in the first MiB: 2 M projected over 100 MiB, under 4 x 2^20.
+        let mut small = merged(20_000, 20_000);
+        small.foresee(1 << 20, 100 << 20);
+        assert!(small.seen_rows.is_some());
+        // Over 1 GiB, 20 M: the exact count would be dropped at 2^20 anyway.
+        let mut large = merged(20_000, 20_000);
+        large.foresee(1 << 20, 1 << 30);
+        assert!(large.seen_rows.is_none());
+        // Repeated rows do not count: 100 distinct rows project to about 100 K.
+        let mut repeats = merged(20_000, 100);
+        repeats.foresee(1 << 20, 1 << 30);
+        assert!(repeats.seen_rows.is_some());
+        assert_eq!(repeats.duplicates, 19_900);
+        // Too few rows to project from, and an input of unknown size, keep it.
+        let mut early = merged(5_000, 5_000);
+        early.foresee(1 << 20, 1 << 30);
+        assert!(early.seen_rows.is_some());
+        let mut unknown = merged(20_000, 20_000);
+        unknown.foresee(1 << 20, 0);
+        assert!(unknown.seen_rows.is_some());
+    }
 }
