@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::sketch::hash::short_word;
+
 /// pandas' default missing-value strings (`pandas._libs.parsers.STR_NA_VALUES`, pandas 3.1),
 /// including the empty string.
 pub const PANDAS_NA_VALUES: [&str; 19] = [
@@ -18,7 +20,7 @@ pub struct NullSpec {
     extra: Vec<String>,
     /// Every string that counts.
     all: Vec<Box<[u8]>>,
-    /// The strings of up to 8 bytes as (length, [`short_key`]), compared without a `memcmp`
+    /// The strings of up to 8 bytes as (length, [`short_word`]), compared without a `memcmp`
     /// call.
     short: Vec<(usize, u64)>,
     /// By first byte, then by last byte (byte 0 for ""): bit `n` (`n` < 63, bit 63 for longer)
@@ -82,7 +84,7 @@ impl NullSpec {
         let short = all
             .iter()
             .filter(|s| s.len() <= 8)
-            .map(|s| (s.len(), short_key(s)))
+            .map(|s| (s.len(), short_word(s)))
             .collect();
         NullSpec {
             keep_default_na,
@@ -128,30 +130,11 @@ impl NullSpec {
     #[inline(never)]
     fn matches(&self, field: &[u8]) -> bool {
         if field.len() <= 8 {
-            let key = (field.len(), short_key(field));
+            let key = (field.len(), short_word(field));
             self.short.contains(&key)
         } else {
             self.all.iter().any(|s| **s == *field)
         }
-    }
-}
-
-/// A text of up to 8 bytes as a number that, with its length, tells it from every other such
-/// text: the first and last four bytes (overlapping) from 4 bytes up, all of them below.
-#[inline]
-fn short_key(text: &[u8]) -> u64 {
-    let n = text.len();
-    let word = |at: usize| {
-        let mut w = [0u8; 4];
-        w.copy_from_slice(&text[at..at + 4]);
-        u64::from(u32::from_le_bytes(w))
-    };
-    if n >= 4 {
-        word(0) | (word(n - 4) << 32)
-    } else {
-        text.iter()
-            .enumerate()
-            .fold(0, |k, (i, &b)| k | (u64::from(b) << (8 * i)))
     }
 }
 

@@ -27,6 +27,21 @@ fn read_u32(bytes: &[u8], at: usize) -> u64 {
     u64::from(u32::from_le_bytes(w))
 }
 
+/// A text of up to 8 bytes as a number that, with the text's length, tells it from every other
+/// text of that length: the first and last four bytes (overlapping) from 4 bytes up, the first,
+/// middle and last byte below.
+#[inline]
+pub(crate) fn short_word(bytes: &[u8]) -> u64 {
+    let len = bytes.len();
+    if len >= 4 {
+        read_u32(bytes, 0) | (read_u32(bytes, len - 4) << 32)
+    } else if len > 0 {
+        (u64::from(bytes[0]) << 16) | (u64::from(bytes[len / 2]) << 8) | u64::from(bytes[len - 1])
+    } else {
+        0
+    }
+}
+
 /// Hashes `bytes`: short texts (up to 8 bytes) in one step without collisions between texts of
 /// one length, longer ones eight bytes at a time with an overlapping last word; the result is
 /// finalized with [`mix64`].
@@ -35,16 +50,7 @@ pub(crate) fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
     let len = bytes.len();
     let h = seed ^ K ^ (len as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
     if len <= 8 {
-        let v = if len >= 4 {
-            read_u32(bytes, 0) | (read_u32(bytes, len - 4) << 32)
-        } else if len > 0 {
-            (u64::from(bytes[0]) << 16)
-                | (u64::from(bytes[len / 2]) << 8)
-                | u64::from(bytes[len - 1])
-        } else {
-            0
-        };
-        return mix64(h ^ v);
+        return mix64(h ^ short_word(bytes));
     }
     let mut h = h;
     let mut i = 0;
