@@ -152,14 +152,7 @@ impl Chunker<'_> {
             let mut bytes = std::mem::replace(&mut self.buf, rest);
             bytes.truncate(cut);
             let whole = match counted {
-                Some((at, head)) if at <= cut => {
-                    let tail = census(&bytes[at..], self.dialect.quote);
-                    Census {
-                        quotes: head.quotes + tail.quotes,
-                        newlines: head.newlines + tail.newlines,
-                        nul: head.nul || tail.nul,
-                    }
-                }
+                Some((at, head)) if at <= cut => head.and(census(&bytes[at..], self.dialect.quote)),
                 _ => census(&bytes, self.dialect.quote),
             };
             if whole.nul
@@ -213,6 +206,17 @@ pub(crate) struct Census {
     pub(crate) newlines: u64,
     /// Whether there is a NUL byte.
     pub(crate) nul: bool,
+}
+
+impl Census {
+    /// The census of this piece followed by `next`.
+    fn and(self, next: Census) -> Census {
+        Census {
+            quotes: self.quotes + next.quotes,
+            newlines: self.newlines + next.newlines,
+            nul: self.nul || next.nul,
+        }
+    }
 }
 
 /// Counts quotes and newlines and looks for a NUL byte in one pass (three `memchr` passes read
