@@ -32,7 +32,7 @@ const PROFILE_ROWS: usize = 20;
     max_iterations = 10, token_budget = None, skip_tests = false, sandbox = "bwrap",
     memory_mb = 4096, cpu_seconds = 120, timeout = 180, network = false, env = None,
     python = None, reuse = false, code_in_fences = false, tests_see_code = false,
-    base_packages = None, system_prompt = None, schema = None, progress = None, cancel = None,
+    trace_values = false, base_packages = None, system_prompt = None, schema = None, progress = None, cancel = None,
 ))]
 #[allow(
     clippy::too_many_arguments,
@@ -69,6 +69,7 @@ pub(crate) fn generate(
     reuse: bool,
     code_in_fences: bool,
     tests_see_code: bool,
+    trace_values: bool,
     base_packages: Option<Vec<String>>,
     system_prompt: Option<String>,
     schema: Option<String>,
@@ -148,6 +149,7 @@ pub(crate) fn generate(
         },
         prompts_dir: None,
         tests_see_code,
+        trace_values,
         code_in_fences,
         model_profile: None,
         model: model.clone(),

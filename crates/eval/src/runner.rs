@@ -51,6 +51,8 @@ pub struct EvalOptions {
     pub model_profile: Option<ProfileName>,
     /// The test writer sees the code.
     pub tests_see_code: bool,
+    /// Failing tests show the values the script computed (`--trace-values`).
+    pub trace_values: bool,
     /// Sample rows shown per dataset.
     pub sample_rows: usize,
     /// Prompt templates overriding the built-in ones.
@@ -89,6 +91,9 @@ struct Settings<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     model_profile: Option<ProfileName>,
     tests_see_code: bool,
+    /// Absent when off, so evals written before it existed resume unchanged.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    trace_values: bool,
     sample_rows: usize,
     prompts_dir: Option<&'a Path>,
     sandbox: &'static str,
@@ -111,6 +116,7 @@ impl EvalOptions {
             code_in_fences: self.code_in_fences,
             model_profile: self.model_profile,
             tests_see_code: self.tests_see_code,
+            trace_values: self.trace_values,
             sample_rows: self.sample_rows,
             prompts_dir: self.prompts_dir.as_deref(),
             sandbox: self.sandbox.backend.name(),
@@ -298,6 +304,7 @@ async fn run_one(
         sandbox: options.sandbox.clone(),
         prompts_dir: options.prompts_dir.clone(),
         tests_see_code: options.tests_see_code,
+        trace_values: options.trace_values,
         code_in_fences: options.code_in_fences,
         model_profile: options.model_profile,
         model: options.model.clone(),

@@ -21,7 +21,18 @@ impl TestResult {
             outcome,
             output,
             faults,
+            trace: None,
         }
+    }
+
+    /// The result with what the script's lines computed in the test (for a failure only: a
+    /// passing test's values are of no use to a diagnosis).
+    #[must_use]
+    pub fn with_trace(mut self, trace: Option<String>) -> Self {
+        if self.outcome != TestOutcome::Passed {
+            self.trace = trace.filter(|t| !t.trim().is_empty());
+        }
+        self
     }
 }
 

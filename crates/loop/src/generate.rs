@@ -13,7 +13,7 @@ use crate::LoopError;
 use crate::data::{self, DataOptions};
 use crate::driver::Driver;
 use crate::env_cache::RunCache;
-use crate::harness::{render_conftest, render_contract_test};
+use crate::harness::{render_conftest, render_contract_test, render_traced_harness};
 use crate::journal::{self, Journal, JournalFile, Line, RequestRecord};
 use crate::options::GenerateOptions;
 use crate::prompt::{render, task_view};
@@ -205,6 +205,7 @@ async fn run(
         journal: &journal,
         contract: &contract,
         conftest: render_conftest(&prompts, &contract, options)?,
+        traced: render_traced_harness(&prompts, &contract, options)?,
         contract_test: render_contract_test(&prompts, &contract, &data.row_keys)?,
         env: None,
         imports: Vec::new(),

@@ -92,7 +92,58 @@ pub(crate) fn render_conftest(
         .filter_map(|i| Some((i.name.as_str(), i.mount.as_deref()?)))
         .collect();
     let timeout = options.sandbox.limits.wall_timeout.as_secs().max(1);
-    render_conftest_at(prompts, contract, timeout, OUTPUTS_DIR, &defaults)
+    render_conftest_with(prompts, contract, timeout, OUTPUTS_DIR, &defaults, false)
+}
+
+/// The harness the sandbox's test runs use when the values are traced (`--trace-values`):
+/// `conftest.py` running the script under the tracer, and the tracer itself ([`TRACER_FILE`]).
+/// `None` when they are not traced. The run directory keeps the plain harness either way.
+pub(crate) fn render_traced_harness(
+    prompts: &Prompts,
+    contract: &Contract,
+    options: &GenerateOptions,
+) -> Result<Option<TracedHarness>, LoopError> {
+    if !options.trace_values {
+        return Ok(None);
+    }
+    let defaults: BTreeMap<&str, &str> = contract
+        .inputs
+        .iter()
+        .filter_map(|i| Some((i.name.as_str(), i.mount.as_deref()?)))
+        .collect();
+    let timeout = options.sandbox.limits.wall_timeout.as_secs().max(1);
+    Ok(Some(TracedHarness {
+        conftest: render_conftest_with(prompts, contract, timeout, OUTPUTS_DIR, &defaults, true)?,
+        tracer: tracer(prompts)?,
+    }))
+}
+
+/// `conftest.py` and the tracer it runs the script under.
+#[derive(Debug, Clone)]
+pub(crate) struct TracedHarness {
+    pub(crate) conftest: String,
+    pub(crate) tracer: String,
+}
+
+/// The name of the tracer the harness runs `solution.py` under when it traces values.
+pub const TRACER_FILE: &str = "_autocoder_trace.py";
+
+/// Characters of one run's trace the harness keeps.
+const TRACE_CHARS: usize = 6_000;
+
+/// The tracer (`_autocoder_trace.py`): runs `solution.py` as `python solution.py ARGS` would and
+/// writes, for each name one of its lines bound or changed, the value's type, shape and first
+/// values.
+pub fn tracer(prompts: &Prompts) -> Result<String, LoopError> {
+    Ok(prompts.render(
+        "harness/trace.py.j2",
+        json!({
+            "max_events": 20_000,
+            "max_entries": 30,
+            "times_per_line": 2,
+            "max_entry_chars": 200,
+        }),
+    )?)
 }
 
 /// `conftest.py` for a script whose outputs go to `outputs_dir` and whose inputs default to
@@ -103,6 +154,17 @@ pub(crate) fn render_conftest_at(
     timeout: u64,
     outputs_dir: &str,
     defaults: &BTreeMap<&str, &str>,
+) -> Result<String, LoopError> {
+    render_conftest_with(prompts, contract, timeout, outputs_dir, defaults, false)
+}
+
+fn render_conftest_with(
+    prompts: &Prompts,
+    contract: &Contract,
+    timeout: u64,
+    outputs_dir: &str,
+    defaults: &BTreeMap<&str, &str>,
+    trace: bool,
 ) -> Result<String, LoopError> {
     let output_types: BTreeMap<&str, &str> = contract
         .outputs
@@ -118,6 +180,8 @@ pub(crate) fn render_conftest_at(
             "output_types": output_types,
             "default_arguments": defaults,
             "input_names": input_names,
+            "trace": trace,
+            "trace_chars": TRACE_CHARS,
         }),
     )?)
 }

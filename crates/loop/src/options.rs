@@ -123,6 +123,10 @@ pub struct GenerateOptions {
     pub code_in_fences: bool,
     /// The model profile to use (`--model-profile`); `None` chooses it by the model's name.
     pub model_profile: Option<ProfileName>,
+    /// Run the script under the harness's tracer in test runs and show a failing test's
+    /// diagnosis and fix what the script's lines computed (each name bound or changed: type,
+    /// shape, first values), not only the error.
+    pub trace_values: bool,
     /// The model name, as the user gave it (recorded in the result).
     pub model: String,
     /// The run's name (`--name`): recorded in the result and put on the Docker containers.

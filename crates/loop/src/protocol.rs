@@ -133,6 +133,9 @@ pub struct TestResult {
     /// What the report shows about the script.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Fault>,
+    /// What the script's lines computed in the test's last run of it (`--trace-values`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 /// One run of the tests.
@@ -180,6 +183,9 @@ pub struct FailedTest {
     pub outcome: TestOutcome,
     /// pytest's report for it.
     pub output: String,
+    /// What the script's lines computed in it, when traced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 /// The model's verdict on one failing test.
@@ -212,6 +218,9 @@ pub struct RoutedFailure {
     pub kind: FailureKind,
     /// The model's own label, when the reclassifier overrode it.
     pub reclassified_from: Option<FailureKind>,
+    /// What the script's lines computed in the failing test, when traced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 /// What the driver must do next.

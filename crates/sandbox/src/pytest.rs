@@ -108,6 +108,10 @@ pub struct TestCase {
     pub message: String,
     /// Setup, call and teardown time together.
     pub duration: Duration,
+    /// What the harness's tracer recorded of the script's runs during the test, one entry per
+    /// run, in order (empty unless the test harness traces).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traces: Vec<String>,
 }
 
 /// A file pytest could not collect (syntax error, failing import ...).
@@ -331,6 +335,8 @@ struct Line {
     duration: f64,
     #[serde(default)]
     longrepr: String,
+    #[serde(default)]
+    traces: Vec<String>,
 }
 
 /// Folds the plugin's per-phase lines into one outcome per test.
@@ -364,11 +370,19 @@ fn parse_report(text: &str) -> Result<(Vec<TestCase>, Vec<CollectionError>), San
             let ph = phases.remove(&id).unwrap_or_default();
             let (outcome, message) = fold(&ph);
             let duration = Duration::from_secs_f64(ph.iter().map(|l| l.duration.max(0.0)).sum());
+            // Each phase's report carries the test's properties so far: the last has them all.
+            let traces = ph
+                .into_iter()
+                .rev()
+                .map(|l| l.traces)
+                .find(|t| !t.is_empty())
+                .unwrap_or_default();
             TestCase {
                 id,
                 outcome,
                 message,
                 duration,
+                traces,
             }
         })
         .collect();

@@ -43,9 +43,8 @@ pub(crate) struct EvalArgs {
     /// Where the records, run directories and `eval.json` go; finished runs there are kept.
     #[arg(long, value_name = "DIR", default_value = "runs/eval")]
     out: PathBuf,
-    /// Ask for code and tests as Markdown blocks (as `generate --code-in-fences`).
-    #[arg(long)]
-    code_in_fences: bool,
+    #[command(flatten)]
+    prompting: EvalPromptingArgs,
     /// What the loop does for a kind of model: `small` (1.5B-class local models: code as
     /// Markdown blocks, repairs of their slips such as `eif`, a second ask for tests that type
     /// expected values by hand, a script skeleton to fill in), `guarded` (all of that with code
@@ -54,9 +53,6 @@ pub(crate) struct EvalArgs {
     /// `--code-in-fences` adds code blocks to any profile.
     #[arg(long, value_name = "NAME", value_parser = parse_model_profile)]
     model_profile: Option<autocoder_loop::ProfileName>,
-    /// Show the script to the test writer.
-    #[arg(long)]
-    tests_see_code: bool,
     /// Sample rows of each dataset shown to the model.
     #[arg(long, default_value_t = 20)]
     sample_rows: usize,
@@ -70,6 +66,20 @@ pub(crate) struct EvalArgs {
     json: bool,
     #[command(flatten)]
     sandbox: SandboxArgs,
+}
+
+/// What the loop's prompts show and ask for (as `generate`'s flags of the same names).
+#[derive(Debug, clap::Args)]
+pub(crate) struct EvalPromptingArgs {
+    /// Ask for code and tests as Markdown blocks (as `generate --code-in-fences`).
+    #[arg(long)]
+    code_in_fences: bool,
+    /// Show the script to the test writer.
+    #[arg(long)]
+    tests_see_code: bool,
+    /// Show failing tests' diagnoses and fixes the values the script computed (a tracer).
+    #[arg(long)]
+    trace_values: bool,
 }
 
 /// Agent mode's flags for `eval`.
@@ -136,9 +146,10 @@ pub(crate) async fn run(args: EvalArgs, global: &GlobalArgs) -> anyhow::Result<i
         task_timeout: Duration::from_secs(args.task_timeout),
         out_dir: args.out.clone(),
         sandbox: args.sandbox.options()?,
-        code_in_fences: args.code_in_fences,
+        code_in_fences: args.prompting.code_in_fences,
         model_profile: args.model_profile,
-        tests_see_code: args.tests_see_code,
+        tests_see_code: args.prompting.tests_see_code,
+        trace_values: args.prompting.trace_values,
         sample_rows: args.sample_rows,
         prompts_dir: args.prompts_dir.clone(),
         agent: args.agent.settings(),

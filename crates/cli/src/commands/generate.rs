@@ -208,6 +208,11 @@ pub(crate) struct PromptArgs {
     /// data and the contract alone).
     #[arg(long)]
     tests_see_code: bool,
+    /// When a test fails, show its diagnosis and fix what the script's lines computed (each name
+    /// bound or changed, with its type, shape and first values), not only the error: test runs
+    /// run the script under a tracer.
+    #[arg(long)]
+    trace_values: bool,
     /// Ask for the script and the tests as Markdown code blocks instead of JSON strings (small
     /// local models write valid Python far more often that way; packages then come from the
     /// script's imports), whatever the model profile.
@@ -438,6 +443,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         sandbox: args.sandbox.options()?,
         prompts_dir: args.prompting.prompts_dir.clone(),
         tests_see_code: args.prompting.tests_see_code,
+        trace_values: args.prompting.trace_values,
         code_in_fences: args.prompting.code_in_fences,
         model_profile: args.prompting.model_profile,
         model: args.model.model.clone(),

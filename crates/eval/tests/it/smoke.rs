@@ -79,6 +79,7 @@ fn options(server: &ScriptedServer, out: &std::path::Path) -> EvalOptions {
         code_in_fences: false,
         model_profile: None,
         tests_see_code: false,
+        trace_values: false,
         sample_rows: 10,
         prompts_dir: None,
         agent: None,

@@ -39,6 +39,8 @@ pub(crate) struct Driver<'a> {
     pub(crate) journal: &'a Journal,
     pub(crate) contract: &'a Contract,
     pub(crate) conftest: String,
+    /// The harness test runs use instead when values are traced.
+    pub(crate) traced: Option<crate::harness::TracedHarness>,
     pub(crate) contract_test: Option<String>,
     pub(crate) env: Option<Env>,
     pub(crate) imports: Vec<String>,
@@ -138,13 +140,16 @@ impl Driver<'_> {
             }
             Action::RunTests => self.run_tests(session).await,
             Action::Diagnose { failures, passing } => {
+                let traces = shown_traces(failures.iter().map(|f| f.trace.as_deref()));
                 let failures: Vec<_> = failures
                     .iter()
-                    .map(|f| {
+                    .zip(traces)
+                    .map(|(f, trace)| {
                         json!({
                             "test_id": f.test_id,
                             "outcome": outcome_name(f.outcome),
                             "output": tail(&f.output, FAILURE_OUTPUT_LIMIT),
+                            "trace": trace,
                         })
                     })
                     .collect();
@@ -207,6 +212,39 @@ fn fixed_by(kind: FailureKind) -> &'static str {
         FailureKind::Environment => "adding packages",
         FailureKind::TestError => "rewriting the test",
     }
+}
+
+/// Failures shown with the values the script computed, at most this many per prompt (each
+/// trace is hundreds of tokens; a small model's context holds a few).
+const TRACED_FAILURES: usize = 2;
+
+/// Characters of a trace a prompt shows (its end: the values right before the failure).
+const TRACE_PROMPT_LIMIT: usize = 2_500;
+
+/// The trace each failure's prompt entry shows: the first [`TRACED_FAILURES`] traces, cut.
+fn shown_traces<'t>(
+    traces: impl Iterator<Item = Option<&'t str>>,
+) -> impl Iterator<Item = Option<String>> {
+    let mut shown = 0;
+    traces.map(move |trace| {
+        let trace = trace.filter(|_| shown < TRACED_FAILURES)?;
+        shown += 1;
+        Some(tail(trace, TRACE_PROMPT_LIMIT))
+    })
+}
+
+/// The prompt entries of failures on their way to a fixer.
+fn routed_json_all(failures: &[RoutedFailure]) -> Vec<serde_json::Value> {
+    let traces = shown_traces(failures.iter().map(|f| f.trace.as_deref()));
+    failures
+        .iter()
+        .zip(traces)
+        .map(|(f, trace)| {
+            let mut value = routed_json(f);
+            value["trace"] = json!(trace);
+            value
+        })
+        .collect()
 }
 
 fn routed_json(failure: &RoutedFailure) -> serde_json::Value {

@@ -8,6 +8,7 @@ use autocoder_sandbox::{
 
 use super::Driver;
 use crate::LoopError;
+use crate::harness::TRACER_FILE;
 use crate::outcome_cache::run_pytest_or_reuse;
 use crate::protocol::{Event, TestOutcome, TestResult, TestRun};
 use crate::reclassify::mask_addresses;
@@ -23,11 +24,18 @@ impl Driver<'_> {
                 "tests were to run before the environment was built".to_owned(),
             ));
         };
+        let conftest = self
+            .traced
+            .as_ref()
+            .map_or(&self.conftest, |traced| &traced.conftest);
         let mut files = vec![
             SourceFile::new("solution.py", session.code().unwrap_or_default()),
             SourceFile::new("test_solution.py", session.tests().unwrap_or_default()),
-            SourceFile::new("conftest.py", self.conftest.clone()),
+            SourceFile::new("conftest.py", conftest.clone()),
         ];
+        if let Some(traced) = &self.traced {
+            files.push(SourceFile::new(TRACER_FILE, traced.tracer.clone()));
+        }
         if let Some(test) = &self.contract_test {
             files.push(SourceFile::new(CONTRACT_TEST_FILE, test.clone()));
         }
@@ -90,6 +98,16 @@ impl Driver<'_> {
     }
 }
 
+/// The trace of the test's last run of the script (the one its assertions are most likely
+/// about), saying so when there were others.
+fn last_trace(traces: &[String]) -> Option<String> {
+    let last = traces.last()?;
+    Some(match traces.len() {
+        1 => last.clone(),
+        n => format!("(the last of the {n} runs of solution.py in this test)\n{last}"),
+    })
+}
+
 /// The sandbox's report as the session sees it. A session killed by a limit with no result is
 /// one failure that says so.
 fn to_test_run(report: &TestReport) -> TestRun {
@@ -114,6 +132,7 @@ fn to_test_run(report: &TestReport) -> TestRun {
             Outcome::XPassed => TestOutcome::XPassed,
         };
         TestResult::new(t.id.clone(), outcome, mask_addresses(&t.message))
+            .with_trace(last_trace(&t.traces))
     }));
     let output = format!("{}{}", report.stdout, report.stderr);
     if report.timed_out || report.memory_exceeded {

@@ -7,7 +7,7 @@ use autocoder_llm::LlmError;
 use autocoder_prompts::Prompts;
 use serde_json::json;
 
-use super::{Driver, routed_json};
+use super::{Driver, routed_json_all};
 use crate::LoopError;
 use crate::answers::strip_code_fence;
 use crate::prompt::TaskView;
@@ -177,7 +177,7 @@ impl Driver<'_> {
         let current = session.code().unwrap_or_default().to_owned();
         let fences = self.steps.task.code_in_fences;
         let whole_script = fences || current.lines().count() <= WHOLE_SCRIPT_LINES;
-        let failures: Vec<_> = failures.iter().map(routed_json).collect();
+        let failures = routed_json_all(failures);
         let prompts = self.steps.prompts;
         let mut sent_back = SentBack::default();
         let mut spent = Usage::default();

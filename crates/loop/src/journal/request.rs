@@ -49,6 +49,9 @@ pub struct RequestRecord {
     pub prompts_dir: Option<PathBuf>,
     /// Whether the test writer sees the script.
     pub tests_see_code: bool,
+    /// Whether test runs trace the script's values (`--trace-values`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trace_values: bool,
     /// Whether code comes in Markdown blocks.
     pub code_in_fences: bool,
     /// The model profile named (`--model-profile`); none: chosen by the model's name.
@@ -234,6 +237,7 @@ impl RequestRecord {
             },
             prompts_dir: options.prompts_dir.clone(),
             tests_see_code: options.tests_see_code,
+            trace_values: options.trace_values,
             code_in_fences: options.code_in_fences,
             model_profile: options.model_profile,
             model: ModelRecord {
@@ -327,6 +331,7 @@ impl RequestRecord {
             },
             prompts_dir: self.prompts_dir.clone(),
             tests_see_code: self.tests_see_code,
+            trace_values: self.trace_values,
             code_in_fences: self.code_in_fences,
             model_profile: self.model_profile,
             model: self.model.model.clone(),

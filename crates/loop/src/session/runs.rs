@@ -24,6 +24,7 @@ impl Session {
                 test_id: r.id.clone(),
                 outcome: r.outcome,
                 output: r.output.clone(),
+                trace: r.trace.clone(),
             })
             .collect();
         self.history.push(Iteration {
@@ -166,6 +167,7 @@ impl Session {
                 reclassified_from: route
                     .reclassified_from
                     .or((kind != verdict.kind).then_some(verdict.kind)),
+                trace: failure.trace.clone(),
             };
             match route.kind {
                 FailureKind::Environment => {

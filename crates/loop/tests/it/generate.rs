@@ -296,6 +296,44 @@ async fn a_logic_error_is_fixed_by_a_code_edit() {
     );
     assert!(result.solution.contains(GOOD));
     assert_eq!(f.steps(), ["plan", "code", "tests", "diagnose", "fix_code"]);
+    let diagnose = f.server.requests()[3].body.to_string();
+    assert!(
+        !diagnose.contains("computed during this test"),
+        "values are traced only when asked: {diagnose}"
+    );
+}
+
+#[tokio::test]
+async fn failing_tests_show_the_values_the_script_computed_when_traced() {
+    let f = fixture(up_to_a_code_fix(vec![code_fix()])).await;
+    let options = GenerateOptions {
+        trace_values: true,
+        ..f.options()
+    };
+    let result = f.generate(&options).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps(), ["plan", "code", "tests", "diagnose", "fix_code"]);
+    // The buggy script sums the quantities alone: 3 + 2 + 1. The diagnosis and the fix see the
+    // value each line produced, not only the assertion that compared it.
+    for (index, step) in [(3, "diagnose"), (4, "fix_code")] {
+        let body = f.server.requests()[index].body.to_string();
+        assert!(
+            body.contains("computed during this test"),
+            "{step} lacks the trace: {body}"
+        );
+        assert!(
+            body.contains("(main): total = float 6.0"),
+            "{step} lacks the value of `total`: {body}"
+        );
+        assert!(
+            body.contains("(total_revenue): returned float 6.0"),
+            "{step} lacks what total_revenue returned: {body}"
+        );
+    }
+    // The harness handed to the user runs the script directly: the tracer is the loop's own.
+    let conftest = std::fs::read_to_string(f.dir.path().join("run/conftest.py")).unwrap();
+    assert!(!conftest.contains("_autocoder_trace"), "{conftest}");
+    assert!(!f.dir.path().join("run/_autocoder_trace.py").exists());
 }
 
 #[tokio::test]

@@ -89,6 +89,17 @@ fn write(dir: &Path, name: &str, text: &str) {
 
 #[test]
 fn the_harness_runs_the_script_end_to_end_under_real_pytest() {
+    harness_end_to_end(false);
+}
+
+/// Under the tracer (`--trace-values`) the script behaves as when run directly: the same
+/// arguments, outputs, exit codes and messages.
+#[test]
+fn the_traced_harness_runs_the_script_as_the_plain_one_does() {
+    harness_end_to_end(true);
+}
+
+fn harness_end_to_end(trace: bool) {
     let dir = tempfile::tempdir().unwrap();
     let outputs = dir.path().join("outputs");
     let sample = dir.path().join("sample.txt");
@@ -104,10 +115,16 @@ fn the_harness_runs_the_script_end_to_end_under_real_pytest() {
                                  "elapsed": "timedelta", "report.txt": "file"},
                 "default_arguments": {"data": sample},
                 "input_names": ["data", "strict", "scale"],
+                "trace": trace,
+                "trace_chars": 6000,
             }),
         )
         .unwrap();
     write(dir.path(), "conftest.py", &conftest);
+    if trace {
+        let tracer = autocoder_loop::harness::tracer(&Prompts::embedded().unwrap()).unwrap();
+        write(dir.path(), autocoder_loop::harness::TRACER_FILE, &tracer);
+    }
     write(
         dir.path(),
         "solution.py",
@@ -168,6 +185,7 @@ fn contract_run(mode: &str) -> (String, bool) {
                 "output_types": {"report.csv": "file"},
                 "default_arguments": {"readings": sample},
                 "input_names": ["readings"],
+                "trace": false,
             }),
         )
         .unwrap();

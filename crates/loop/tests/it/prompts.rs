@@ -200,6 +200,7 @@ fn a_reclassified_failure_tells_the_other_fixer_the_first_diagnosis_was_wrong() 
         "fix": "replace solution.run_solution with solution.main in the test",
         "reclassified": true,
         "source": "def test_missing_file_fails(run_solution):\n    assert run_solution().returncode != 0\n",
+        "trace": null,
     });
     let fix_code = render(
         &prompts,
@@ -235,6 +236,54 @@ fn a_reclassified_failure_tells_the_other_fixer_the_first_diagnosis_was_wrong() 
 }
 
 #[test]
+fn a_traced_failure_shows_what_the_script_computed_to_the_diagnosis_and_the_fix() {
+    let prompts = Prompts::embedded().unwrap();
+    let view = task();
+    let trace =
+        "line 6 (total_revenue): total = Series of 3 float64 values named 'qty', first {0: 7.5}";
+    let failure = json!({
+        "test_id": "test_solution.py::test_total",
+        "outcome": "failed",
+        "output": "E   TypeError: float() argument must be a string or a real number, not 'Series'",
+        "evidence": "total is a Series",
+        "fix": "sum the products",
+        "reclassified": false,
+        "trace": trace,
+    });
+    let diagnose = render(
+        &prompts,
+        "loop/diagnose.j2",
+        &view,
+        json!({
+            "code": "print('hi')", "tests": "def test_total(run_solution):\n    pass",
+            "packages": [], "failures": [failure.clone()], "passing": [], "history": [],
+        }),
+    )
+    .unwrap();
+    let fix_code = render(
+        &prompts,
+        "loop/fix_code.j2",
+        &view,
+        json!({
+            "code": "print('hi')", "failures": [failure], "passing": [], "rejected": [],
+            "whole_script": true,
+        }),
+    )
+    .unwrap();
+    for prompt in [diagnose, fix_code] {
+        let at = prompt
+            .find(trace)
+            .unwrap_or_else(|| panic!("no trace in {prompt}"));
+        // Under the failure it explains, after its error, and announced as the script's values.
+        assert!(prompt[..at].contains("not 'Series'"), "{prompt}");
+        assert!(
+            prompt[..at].contains("What `solution.py` computed during this test"),
+            "{prompt}"
+        );
+    }
+}
+
+#[test]
 fn diagnosis_and_fix_prompts() {
     let prompts = Prompts::embedded().unwrap();
     let view = task();
@@ -246,6 +295,7 @@ fn diagnosis_and_fix_prompts() {
         "fix": "expect 7.5",
         "reclassified": false,
         "source": "def test_total(run_solution):\n    assert run_solution({\"min_qty\": 1}).outputs[\"total\"] == 8.0\n",
+        "trace": null,
     });
     insta::assert_snapshot!(
         "diagnose",

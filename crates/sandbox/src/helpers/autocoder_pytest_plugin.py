@@ -19,6 +19,14 @@ def _text(report):
         return str(report.longrepr or "")
 
 
+def _traces(report):
+    """What the harness's tracer recorded of solution.py's runs in this test (conftest adds them)."""
+    try:
+        return [str(v) for k, v in report.user_properties if k == "autocoder_trace"]
+    except Exception:
+        return []
+
+
 def pytest_sessionstart(session):
     _write({"kind": "start"})
 
@@ -33,6 +41,7 @@ def pytest_runtest_logreport(report):
         "xfail_reason": getattr(report, "wasxfail", None),
         "duration": report.duration,
         "longrepr": _text(report),
+        "traces": _traces(report),
     })
 
 

@@ -41,6 +41,12 @@ def test_xpasses():
 @pytest.mark.parametrize("a", [1, 2])
 def test_param(a):
     assert add(a, 0) == a
+
+def test_traced(request):
+    request.node.user_properties.append(("autocoder_trace", "first run"))
+    request.node.user_properties.append(("other", "not a trace"))
+    request.node.user_properties.append(("autocoder_trace", "second run"))
+    assert add(1, 2) == 4
 "#;
 
 async fn report(backend: Backend) {
@@ -73,7 +79,18 @@ async fn report(backend: Backend) {
     assert_eq!(outcome("test_xfails"), Outcome::XFailed);
     assert_eq!(outcome("test_xpasses"), Outcome::XPassed);
     assert_eq!(outcome("test_param[2]"), Outcome::Passed);
-    assert_eq!(r.tests.len(), 9);
+    assert_eq!(r.tests.len(), 10);
+    // The traces the harness attaches to a test come back once each, in order, although every
+    // phase's report carries the test's properties so far.
+    let traces = |id: &str| {
+        r.tests
+            .iter()
+            .find(|t| t.id == format!("test_solution.py::{id}"))
+            .map(|t| t.traces.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(traces("test_traced"), ["first run", "second run"]);
+    assert!(traces("test_fails").is_empty());
     let message = |id: &str| {
         r.tests
             .iter()
