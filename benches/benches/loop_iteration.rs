@@ -263,6 +263,7 @@ fn bench_parts(c: &mut Criterion) {
                         "output_types": {"total": "float"},
                         "default_arguments": {"sales": "/var/inputs/sales.csv"},
                         "input_names": ["sales"],
+                        "trace": false,
                     }),
                 )
                 .unwrap()
