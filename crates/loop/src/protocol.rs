@@ -344,6 +344,15 @@ pub enum Event {
         /// Tokens (none: replacing a Debian package is a step of its own).
         usage: Usage,
     },
+    /// The environment could not be built with these distributions (a version without a wheel
+    /// that fails to build, conflicting pins): the installer's message.
+    InstallFailed {
+        /// The distribution the installer says failed (uv's "Failed to build `pandas==1.3.5`":
+        /// `pandas`), when it says.
+        package: Option<String>,
+        /// What the installer said.
+        error: String,
+    },
     /// A distribution does not exist.
     PackageMissing {
         /// Its name.

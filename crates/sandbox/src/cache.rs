@@ -303,6 +303,24 @@ async fn checked(cmd: tokio::process::Command, spec: &EnvSpec) -> Result<String,
     })
 }
 
+/// The distribution a uv or pip message says failed to build (`pandas` for uv's "Failed to
+/// build pandas==1.3.5"), when it says.
+pub fn failed_package(message: &str) -> Option<String> {
+    static PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+        [
+            r"Failed to (?:download and )?build `([A-Za-z0-9][A-Za-z0-9._-]*)",
+            r"Failed building wheel for ([A-Za-z0-9][A-Za-z0-9._-]*)",
+            r"Failed to build installable wheels for some pyproject\.toml based projects \(([A-Za-z0-9][A-Za-z0-9._-]*)",
+        ]
+        .iter()
+        .filter_map(|p| Regex::new(p).ok())
+        .collect()
+    });
+    PATTERNS
+        .iter()
+        .find_map(|re| re.captures(message).map(|c| c[1].to_owned()))
+}
+
 /// Finds the package a uv or pip message says does not exist.
 fn missing_package(message: &str) -> Option<String> {
     static PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
@@ -389,6 +407,17 @@ mod tests {
         let pip = "ERROR: Could not find a version that satisfies the requirement nopkg (from versions: none)\nERROR: No matching distribution found for nopkg";
         assert_eq!(missing_package(pip).as_deref(), Some("nopkg"));
         assert_eq!(missing_package("network unreachable"), None);
+    }
+
+    #[test]
+    fn finds_the_package_that_failed_to_build_in_installer_messages() {
+        let uv = "Resolved 10 packages in 595ms\n   Building pandas==1.3.5\nerror: Failed to build `pandas==1.3.5`\n  cause: The build backend returned an error";
+        assert_eq!(failed_package(uv).as_deref(), Some("pandas"));
+        let uv = "error: Failed to download and build `numpy==1.21.0`";
+        assert_eq!(failed_package(uv).as_deref(), Some("numpy"));
+        let pip = "  ERROR: Failed building wheel for pyodbc\nFailed to build pyodbc";
+        assert_eq!(failed_package(pip).as_deref(), Some("pyodbc"));
+        assert_eq!(failed_package("network unreachable"), None);
     }
 
     #[test]

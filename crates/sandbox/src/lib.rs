@@ -69,7 +69,7 @@ mod system;
 mod terminal;
 mod uids;
 
-pub use cache::{CACHE_DIR_ENV_VAR, EnvCache, UV_ENV_VAR};
+pub use cache::{CACHE_DIR_ENV_VAR, EnvCache, UV_ENV_VAR, failed_package};
 pub use cleanup::{Leftover, clean, leftovers, shutdown, temp_dir};
 pub use command::{CommandSpec, CommandStep, Program, RunIf, Stream};
 pub use docker::{DockerConfig, RUN_NAME_LABEL};

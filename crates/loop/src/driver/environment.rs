@@ -1,6 +1,6 @@
 //! The environment step: build (or reuse) the environment, and report what could not be had.
 
-use autocoder_sandbox::{EnvSpec, SandboxError};
+use autocoder_sandbox::{EnvSpec, SandboxError, failed_package};
 
 use super::Driver;
 use crate::LoopError;
@@ -99,6 +99,16 @@ impl Driver<'_> {
                 error: format!("no distribution named `{package}` on the package index"),
                 package,
             }),
+            Err(err @ SandboxError::InstallFailed { .. }) => {
+                let package = match &err {
+                    SandboxError::InstallFailed { message, .. } => failed_package(message),
+                    _ => None,
+                };
+                Ok(Event::InstallFailed {
+                    package,
+                    error: err.to_string(),
+                })
+            }
             Err(other) => Err(other.into()),
         }
     }

@@ -7,6 +7,34 @@ use crate::protocol::Action;
 /// Missing packages a run replaces at most; each replacement costs a model call and a rebuild.
 const MAX_MISSING_PACKAGES: usize = 3;
 
+/// Environments that fail to build a run tries again without the model's new packages, at most.
+const MAX_INSTALL_FAILURES: usize = 2;
+
+/// The distribution a requirement names (`pandas==1.3.5` -> `pandas`, `PyYAML[x]>=6` ->
+/// `PyYAML`).
+fn requirement_name(requirement: &str) -> &str {
+    let requirement = requirement.trim();
+    let end = requirement
+        .find(['=', '<', '>', '!', '~', '[', ';', ' ', '@'])
+        .unwrap_or(requirement.len());
+    &requirement[..end]
+}
+
+/// A distribution name as the index compares them (PEP 503: case and `-_.` runs do not count).
+fn normalized(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else {
+            out.push(c.to_ascii_lowercase());
+        }
+    }
+    out
+}
+
 impl Session {
     /// A package the index does not have is replaced by the model; one found missing before
     /// (the model named it again) or one too many ends the run instead of looping on model calls.
@@ -44,8 +72,68 @@ impl Session {
 
     pub(super) fn add_packages(&mut self, packages: Vec<String>) {
         for package in packages {
+            if self.uninstallable.contains(package.trim()) {
+                continue;
+            }
             if self.packages.insert(package) {
                 self.env_ready = false;
+            }
+        }
+    }
+
+    /// The environment could not be built. The suspects are the packages the model added since
+    /// the last environment that was built (never the user's base packages): the one the
+    /// installer names when it names one, else every pinned one. A pinned suspect goes back to
+    /// its bare name (the 1.5B model pins versions with no wheel for this Python), another is
+    /// dropped (the tests show whether the script needed it), and the environment is built
+    /// again. With no suspect, or after [`MAX_INSTALL_FAILURES`], the run ends.
+    pub(super) fn on_install_failed(&mut self, failed: Option<&str>, error: &str) {
+        let added: Vec<&String> = self
+            .packages
+            .iter()
+            .filter(|p| !self.installed.contains(*p) && !self.base_packages.contains(*p))
+            .collect();
+        let named: Vec<String> = failed
+            .map(|f| {
+                added
+                    .iter()
+                    .filter(|p| normalized(requirement_name(p)) == normalized(f))
+                    .map(|p| (*p).clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let suspects = if named.is_empty() {
+            added
+                .into_iter()
+                .filter(|p| requirement_name(p) != p.trim())
+                .cloned()
+                .collect()
+        } else {
+            named
+        };
+        if suspects.is_empty() || self.install_failures >= MAX_INSTALL_FAILURES {
+            self.abort(format!("the environment could not be built: {error}"));
+            return;
+        }
+        self.install_failures += 1;
+        self.env_ready = false;
+        for package in suspects {
+            self.packages.remove(&package);
+            self.uninstallable.insert(package.trim().to_owned());
+            let name = requirement_name(&package);
+            let pinned = name != package.trim();
+            let named = self.packages.iter().any(|p| requirement_name(p) == name);
+            if pinned && !name.is_empty() && !self.uninstallable.contains(name) {
+                if !named {
+                    self.packages.insert(name.to_owned());
+                }
+                self.notes.push(format!(
+                    "installed {name} instead of {package}, which could not be installed"
+                ));
+            } else {
+                self.notes.push(format!(
+                    "dropped the package {package}: it could not be installed"
+                ));
             }
         }
     }

@@ -57,6 +57,14 @@ pub struct Session {
     pub(super) packages: BTreeSet<String>,
     /// Packages the index did not have, in the order they were found missing.
     pub(super) missing: Vec<String>,
+    /// The user's base packages: never dropped.
+    pub(super) base_packages: BTreeSet<String>,
+    /// The packages of the last environment that was built.
+    pub(super) installed: BTreeSet<String>,
+    /// Requirements dropped because they could not be installed: not added again.
+    pub(super) uninstallable: BTreeSet<String>,
+    /// Environments that could not be built.
+    pub(super) install_failures: usize,
     /// Debian packages the script asked for and the environment gets.
     pub(super) system_packages: BTreeSet<String>,
     /// Every Debian package asked for so far: a replacement is never one tried before.
@@ -96,6 +104,10 @@ impl Session {
             tests: None,
             packages: base_packages.iter().cloned().collect(),
             missing: Vec::new(),
+            base_packages: base_packages.iter().cloned().collect(),
+            installed: BTreeSet::new(),
+            uninstallable: BTreeSet::new(),
+            install_failures: 0,
             system_packages: BTreeSet::new(),
             system_tried: BTreeSet::new(),
             system_replacements: BTreeSet::new(),
@@ -255,6 +267,10 @@ impl Session {
             Event::EnvironmentReady { usage } => {
                 self.tokens += usage.total();
                 self.env_ready = true;
+                self.installed.clone_from(&self.packages);
+            }
+            Event::InstallFailed { package, error } => {
+                self.on_install_failed(package.as_deref(), &error);
             }
             Event::PackageMissing { package, error } => self.on_package_missing(package, error),
             Event::PackageReplaced {

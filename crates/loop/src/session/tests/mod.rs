@@ -1,5 +1,6 @@
 //! The loop's rules, one scenario each, driven through `next` and `apply`.
 
+mod install_failures;
 mod system_packages;
 
 use super::*;
