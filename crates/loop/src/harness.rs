@@ -86,13 +86,24 @@ pub(crate) fn render_conftest(
     contract: &Contract,
     options: &GenerateOptions,
 ) -> Result<String, LoopError> {
+    render_sandbox_conftest(prompts, contract, options, false)
+}
+
+/// `conftest.py` as the sandbox mounts things: inputs default to their samples' mounts, runs
+/// cut at the sandbox's wall-clock limit.
+fn render_sandbox_conftest(
+    prompts: &Prompts,
+    contract: &Contract,
+    options: &GenerateOptions,
+    trace: bool,
+) -> Result<String, LoopError> {
     let defaults: BTreeMap<&str, &str> = contract
         .inputs
         .iter()
         .filter_map(|i| Some((i.name.as_str(), i.mount.as_deref()?)))
         .collect();
     let timeout = options.sandbox.limits.wall_timeout.as_secs().max(1);
-    render_conftest_with(prompts, contract, timeout, OUTPUTS_DIR, &defaults, false)
+    render_conftest_with(prompts, contract, timeout, OUTPUTS_DIR, &defaults, trace)
 }
 
 /// The harness the sandbox's test runs use when the values are traced (`--trace-values`):
@@ -106,14 +117,8 @@ pub(crate) fn render_traced_harness(
     if !options.trace_values {
         return Ok(None);
     }
-    let defaults: BTreeMap<&str, &str> = contract
-        .inputs
-        .iter()
-        .filter_map(|i| Some((i.name.as_str(), i.mount.as_deref()?)))
-        .collect();
-    let timeout = options.sandbox.limits.wall_timeout.as_secs().max(1);
     Ok(Some(TracedHarness {
-        conftest: render_conftest_with(prompts, contract, timeout, OUTPUTS_DIR, &defaults, true)?,
+        conftest: render_sandbox_conftest(prompts, contract, options, true)?,
         tracer: tracer(prompts)?,
     }))
 }

@@ -307,33 +307,34 @@ async fn checked(cmd: tokio::process::Command, spec: &EnvSpec) -> Result<String,
 /// build pandas==1.3.5"), when it says.
 pub fn failed_package(message: &str) -> Option<String> {
     static PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-        [
+        compiled(&[
             r"Failed to (?:download and )?build `([A-Za-z0-9][A-Za-z0-9._-]*)",
             r"Failed building wheel for ([A-Za-z0-9][A-Za-z0-9._-]*)",
             r"Failed to build installable wheels for some pyproject\.toml based projects \(([A-Za-z0-9][A-Za-z0-9._-]*)",
-        ]
-        .iter()
-        .filter_map(|p| Regex::new(p).ok())
-        .collect()
+        ])
     });
-    PATTERNS
-        .iter()
-        .find_map(|re| re.captures(message).map(|c| c[1].to_owned()))
+    first_capture(&PATTERNS, message)
 }
 
 /// Finds the package a uv or pip message says does not exist.
 fn missing_package(message: &str) -> Option<String> {
     static PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-        [
+        compiled(&[
             r"Because ([A-Za-z0-9][A-Za-z0-9._\-\[\]]*) was not found in the package registry",
             r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._\-\[\]]*)",
             r"Could not find a version that satisfies the requirement ([A-Za-z0-9][A-Za-z0-9._\-\[\]]*)",
-        ]
-        .iter()
-        .filter_map(|p| Regex::new(p).ok())
-        .collect()
+        ])
     });
-    PATTERNS
+    first_capture(&PATTERNS, message)
+}
+
+fn compiled(patterns: &[&str]) -> Vec<Regex> {
+    patterns.iter().filter_map(|p| Regex::new(p).ok()).collect()
+}
+
+/// The first group of the first pattern that matches `message`.
+fn first_capture(patterns: &[Regex], message: &str) -> Option<String> {
+    patterns
         .iter()
         .find_map(|re| re.captures(message).map(|c| c[1].to_owned()))
 }

@@ -1,6 +1,8 @@
 //! What the session does about packages: the environment's distributions, the ones the index
 //! does not have, and the Debian packages the script asked for.
 
+use autocoder_sandbox::Requirement;
+
 use super::Session;
 use crate::protocol::Action;
 
@@ -10,29 +12,13 @@ const MAX_MISSING_PACKAGES: usize = 3;
 /// Environments that fail to build a run tries again without the model's new packages, at most.
 const MAX_INSTALL_FAILURES: usize = 2;
 
-/// The distribution a requirement names (`pandas==1.3.5` -> `pandas`, `PyYAML[x]>=6` ->
-/// `PyYAML`).
-fn requirement_name(requirement: &str) -> &str {
-    let requirement = requirement.trim();
-    let end = requirement
-        .find(['=', '<', '>', '!', '~', '[', ';', ' ', '@'])
-        .unwrap_or(requirement.len());
-    &requirement[..end]
-}
-
-/// A distribution name as the index compares them (PEP 503: case and `-_.` runs do not count).
-fn normalized(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
+/// A requirement's distribution name as the index compares names (`PyYAML>=6` -> `pyyaml`)
+/// and whether it carries a version spec; text that is no requirement is its own name.
+fn name_and_pin(requirement: &str) -> (String, bool) {
+    match Requirement::parse(requirement) {
+        Ok(r) => (r.name, !r.spec.is_empty()),
+        Err(_) => (requirement.trim().to_owned(), false),
     }
-    out
 }
 
 impl Session {
@@ -95,17 +81,18 @@ impl Session {
             .collect();
         let named: Vec<String> = failed
             .map(|f| {
+                let failed = name_and_pin(f).0;
                 added
                     .iter()
-                    .filter(|p| normalized(requirement_name(p)) == normalized(f))
+                    .filter(|p| name_and_pin(p).0 == failed)
                     .map(|p| (*p).clone())
                     .collect()
             })
             .unwrap_or_default();
-        let suspects = if named.is_empty() {
+        let suspects: Vec<String> = if named.is_empty() {
             added
                 .into_iter()
-                .filter(|p| requirement_name(p) != p.trim())
+                .filter(|p| name_and_pin(p).1)
                 .cloned()
                 .collect()
         } else {
@@ -120,12 +107,10 @@ impl Session {
         for package in suspects {
             self.packages.remove(&package);
             self.uninstallable.insert(package.trim().to_owned());
-            let name = requirement_name(&package);
-            let pinned = name != package.trim();
-            let named = self.packages.iter().any(|p| requirement_name(p) == name);
-            if pinned && !name.is_empty() && !self.uninstallable.contains(name) {
-                if !named {
-                    self.packages.insert(name.to_owned());
+            let (name, pinned) = name_and_pin(&package);
+            if pinned && !self.uninstallable.contains(&name) {
+                if !self.packages.iter().any(|p| name_and_pin(p).0 == name) {
+                    self.packages.insert(name.clone());
                 }
                 self.notes.push(format!(
                     "installed {name} instead of {package}, which could not be installed"
