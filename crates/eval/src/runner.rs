@@ -345,11 +345,15 @@ async fn run_one(
         Err(_) => {
             record.timed_out = true;
             record.reason = format!("no result within {} s", options.task_timeout.as_secs());
+            spent_so_far(&mut record, &run_dir);
         }
         // The model could not be used at all: not the model's failure, so no record is kept
         // (running the eval again runs the task) and the eval stops with the reason.
         Ok(Err(err)) if err.unusable_model() => return Err(err.into_eval_error()),
-        Ok(Err(err)) => record.reason = format!("error: {err}"),
+        Ok(Err(err)) => {
+            record.reason = format!("error: {err}");
+            spent_so_far(&mut record, &run_dir);
+        }
         Ok(Ok(result)) => {
             record.generated = result.success;
             record.reason.clone_from(&result.reason);
@@ -365,6 +369,20 @@ async fn run_one(
         }
     }
     Ok(record)
+}
+
+/// What a run that ended without a result (an error, the task timeout) had spent: its journal
+/// holds every model answer and test run so far. Nothing when there is no journal.
+fn spent_so_far(record: &mut RunRecord, run_dir: &Path) {
+    let Ok(journal) = autocoder_loop::journal::read(run_dir) else {
+        return;
+    };
+    let usage = journal.usage();
+    record.test_runs = u32::try_from(journal.test_runs()).unwrap_or(u32::MAX);
+    record.model_calls = u32::try_from(journal.model_answers()).unwrap_or(u32::MAX);
+    record.input_tokens = usage.input_tokens;
+    record.output_tokens = usage.output_tokens;
+    record.cached_tokens = Some(usage.cached_input_tokens);
 }
 
 fn record_path(dir: &Path, task: &str, seed: u64) -> PathBuf {

@@ -150,6 +150,36 @@ async fn a_right_script_scores_correct_and_a_wrong_one_incorrect() {
     assert!(err.to_string().contains("max_iterations"), "{err}");
 }
 
+/// A generation that ends in an error still reports what it spent: its model calls and tokens
+/// come from its journal (they were recorded as 0, which hid the cost of failed runs).
+#[tokio::test]
+async fn a_run_that_ends_in_an_error_reports_the_calls_it_made() {
+    let suite = Suite::load(&suite::suite_dir()).unwrap();
+    let mut entries = answers(INNER_JOIN);
+    entries.truncate(2);
+    entries.push(Entry::step(
+        "tests",
+        Reply::HttpError {
+            status: 400,
+            retry_after: None,
+            message: "this model's maximum context length is 8192 tokens".into(),
+        },
+    ));
+    let server = ScriptedServer::start(Script::new(entries)).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let options = EvalOptions {
+        tasks: vec!["country-revenue-join".into()],
+        ..options(&server, out.path())
+    };
+    let report = run_suite(&suite, &options, &|_| {}).await.unwrap();
+    let run = &report.runs[0];
+    assert!(run.reason.starts_with("error:"), "{run:?}");
+    assert!(run.reason.contains("maximum context length"), "{run:?}");
+    assert_eq!(run.model_calls, 2, "plan and code were answered: {run:?}");
+    assert!(run.input_tokens > 0 && run.output_tokens > 0, "{run:?}");
+    assert_eq!(run.test_runs, 0);
+}
+
 #[tokio::test]
 async fn a_second_eval_into_the_same_directory_is_refused_while_the_first_runs() {
     let suite = Suite::load(&suite::suite_dir()).unwrap();

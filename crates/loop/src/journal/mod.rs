@@ -215,6 +215,17 @@ impl JournalFile {
             .count()
     }
 
+    /// The tokens of the model answers journaled.
+    pub fn usage(&self) -> LlmUsage {
+        self.lines
+            .iter()
+            .filter_map(|line| match line {
+                Line::Model { usage, .. } => Some(*usage),
+                _ => None,
+            })
+            .fold(LlmUsage::default(), LlmUsage::plus)
+    }
+
     /// Test runs journaled.
     pub fn test_runs(&self) -> usize {
         self.lines
