@@ -64,13 +64,13 @@ async fn report(backend: Backend) {
         .run_pytest(&spec, dir.path())
         .await
         .unwrap();
-    let outcome = |id: &str| {
+    let case = |id: &str| {
         r.tests
             .iter()
             .find(|t| t.id == format!("test_solution.py::{id}"))
             .unwrap_or_else(|| panic!("{id} missing from {:#?}", r.tests))
-            .outcome
     };
+    let outcome = |id: &str| case(id).outcome;
     assert_eq!(outcome("test_passes"), Outcome::Passed);
     assert_eq!(outcome("test_fails"), Outcome::Failed);
     assert_eq!(outcome("test_fails_on_a_report"), Outcome::Failed);
@@ -82,15 +82,8 @@ async fn report(backend: Backend) {
     assert_eq!(r.tests.len(), 10);
     // The traces the harness attaches to a test come back once each, in order, although every
     // phase's report carries the test's properties so far.
-    let traces = |id: &str| {
-        r.tests
-            .iter()
-            .find(|t| t.id == format!("test_solution.py::{id}"))
-            .map(|t| t.traces.clone())
-            .unwrap_or_default()
-    };
-    assert_eq!(traces("test_traced"), ["first run", "second run"]);
-    assert!(traces("test_fails").is_empty());
+    assert_eq!(case("test_traced").traces, ["first run", "second run"]);
+    assert!(case("test_fails").traces.is_empty());
     let message = |id: &str| {
         r.tests
             .iter()
