@@ -89,6 +89,7 @@ def generate(
     max_iterations: int = 10,
     token_budget: int | None = None,
     skip_tests: bool = False,
+    candidates: int = 1,
     sandbox: str = "bwrap",
     memory_mb: int = 4096,
     cpu_seconds: int = 120,

@@ -23,13 +23,26 @@ use crate::result::GenerateResult;
 /// Sample rows a profile keeps (the command line's default without `--sample-rows`).
 const PROFILE_ROWS: usize = 20;
 
+/// The run's name is a plain file name and `candidates` a number of scripts from 1 to 8.
+fn check_run(name: Option<&str>, candidates: u32) -> Result<(), Error> {
+    if let Some(name) = name {
+        autocoder_loop::options::check_run_name(name)?;
+    }
+    if !(1..=8).contains(&candidates) {
+        return Err(Error::Invalid(format!(
+            "candidates={candidates}: give a number of scripts from 1 to 8"
+        )));
+    }
+    Ok(())
+}
+
 /// Generates a tested script; see the package documentation for every option.
 #[pyfunction]
 #[pyo3(signature = (
     prompt, *, samples = None, inputs = None, outputs = None, constraints = None,
     model = None, api_base = None, api_key_env = None, temperature = None, max_tokens = None,
     seed = None, request_timeout = 600, model_cache = "auto", run_dir = None, name = None,
-    max_iterations = 10, token_budget = None, skip_tests = false, sandbox = "bwrap",
+    max_iterations = 10, token_budget = None, skip_tests = false, candidates = 1, sandbox = "bwrap",
     memory_mb = 4096, cpu_seconds = 120, timeout = 180, network = false, env = None,
     python = None, reuse = false, code_in_fences = false, tests_see_code = false,
     trace_values = false, base_packages = None, system_prompt = None, schema = None, progress = None, cancel = None,
@@ -59,6 +72,7 @@ pub(crate) fn generate(
     max_iterations: u32,
     token_budget: Option<u64>,
     skip_tests: bool,
+    candidates: u32,
     sandbox: &str,
     memory_mb: u64,
     cpu_seconds: u64,
@@ -85,9 +99,7 @@ pub(crate) fn generate(
                     .to_owned(),
             )
         })?;
-    if let Some(name) = &name {
-        autocoder_loop::options::check_run_name(name).map_err(Error::from)?;
-    }
+    check_run(name.as_deref(), candidates)?;
     let out = run_dir.unwrap_or_else(|| autocoder_loop::options::default_run_dir(name.as_deref()));
     let out = std::path::absolute(&out).unwrap_or(out);
     let backend = Backend::from_name(sandbox).ok_or_else(|| {
@@ -130,6 +142,7 @@ pub(crate) fn generate(
             max_iterations,
             token_budget,
             skip_tests,
+            candidates,
         },
         out_dir: out.clone(),
         sandbox: SandboxOptions {

@@ -53,6 +53,8 @@ pub struct EvalOptions {
     pub tests_see_code: bool,
     /// Failing tests show the values the script computed (`--trace-values`).
     pub trace_values: bool,
+    /// Scripts written per new version of the code (`--candidates`).
+    pub candidates: u32,
     /// Sample rows shown per dataset.
     pub sample_rows: usize,
     /// Prompt templates overriding the built-in ones.
@@ -94,12 +96,20 @@ struct Settings<'a> {
     /// Absent when off, so evals written before it existed resume unchanged.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     trace_values: bool,
+    /// Absent at 1, so evals written before it existed resume unchanged.
+    #[serde(skip_serializing_if = "is_one")]
+    candidates: u32,
     sample_rows: usize,
     prompts_dir: Option<&'a Path>,
     sandbox: &'static str,
     /// Absent for the pipeline, so evals written before agent mode resume unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     agent: Option<AgentSettingsRecord>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_one(value: &u32) -> bool {
+    *value == 1
 }
 
 impl EvalOptions {
@@ -117,6 +127,7 @@ impl EvalOptions {
             model_profile: self.model_profile,
             tests_see_code: self.tests_see_code,
             trace_values: self.trace_values,
+            candidates: self.candidates,
             sample_rows: self.sample_rows,
             prompts_dir: self.prompts_dir.as_deref(),
             sandbox: self.sandbox.backend.name(),
@@ -299,6 +310,7 @@ async fn run_one(
             max_iterations: options.max_iterations,
             token_budget: options.token_budget,
             skip_tests: false,
+            candidates: options.candidates,
         },
         out_dir: run_dir.clone(),
         sandbox: options.sandbox.clone(),

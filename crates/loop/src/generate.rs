@@ -106,7 +106,8 @@ async fn probe_interpreter(journal: &Journal, python: &Path) -> Result<Interpret
 /// Journals an event before the session applies it; a test run's line (the whole report) is
 /// written by the run itself.
 fn journal_event(journal: &Journal, step: &str, event: &Event) -> Result<(), LoopError> {
-    if matches!(event, Event::TestsRan(_)) {
+    // Test runs are journaled as they ran (candidates' by their files).
+    if matches!(event, Event::TestsRan(_) | Event::CandidatesTested { .. }) {
         return Ok(());
     }
     journal.record(&Line::Event {
@@ -214,6 +215,7 @@ async fn run(
             slips: options.profile().slip_repairs,
         },
         last_report: None,
+        candidate_reports: Vec::new(),
         iteration_tokens: Vec::new(),
         iteration_started: started,
         iteration_seconds: Vec::new(),
@@ -232,7 +234,7 @@ async fn run(
         let Some(event) = driver.perform_or_abort(action, &mut session).await? else {
             continue;
         };
-        let is_run = matches!(event, Event::TestsRan(_));
+        let is_run = matches!(event, Event::TestsRan(_) | Event::CandidatesTested { .. });
         apply_journaled(&journal, &mut session, step, event)?;
         driver.account(session.tokens() - tokens_before, is_run, session.runs());
     };
@@ -260,6 +262,9 @@ fn step_name(action: &Action) -> &'static str {
         Action::ReplacePackage { .. } => "replace package",
         Action::ReplaceSystemPackage { .. } => "replace system package",
         Action::RunTests => "run tests",
+        Action::WriteCandidates { .. } => "candidates",
+        Action::RunCandidates { .. } => "run candidates",
+        Action::TestCandidates { .. } => "test candidates",
         Action::Diagnose { .. } => "diagnose",
         Action::FixCode { .. } => "fix code",
         Action::FixTests { .. } => "fix tests",

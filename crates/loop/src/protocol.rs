@@ -223,6 +223,58 @@ pub struct RoutedFailure {
     pub trace: Option<String>,
 }
 
+/// One of several scripts written for the same plan (`--candidates`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// `solution.py`.
+    pub code: String,
+    /// Distributions it needs (imports already mapped by the driver).
+    pub packages: Vec<String>,
+    /// Debian packages the model says it needs.
+    #[serde(default)]
+    pub system_packages: Vec<String>,
+}
+
+/// What a candidate computed when run on the samples.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CandidateOutput {
+    /// It ran to the end and wrote every declared output with its type.
+    pub ok: bool,
+    /// Equal for candidates whose outputs are equal (numbers compared to 6 significant digits).
+    pub digest: String,
+    /// The outputs as a prompt shows them (or how the run failed), cut.
+    pub summary: String,
+}
+
+/// Candidates that computed something else than the one the tests ran on, shown to the
+/// diagnosis: the tests' expectations and the other scripts cannot both be right.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Disagreement {
+    /// Candidates written.
+    pub written: usize,
+    /// Of them, the ones that computed what the tested script computed (itself included).
+    pub agreeing: usize,
+    /// What the tested script computed on the samples.
+    pub tested: String,
+    /// The other groups, largest first.
+    pub others: Vec<OtherCandidates>,
+}
+
+/// Candidates that computed the same outputs, other than the tested script's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OtherCandidates {
+    /// How many computed them.
+    pub count: usize,
+    /// What they computed on the samples.
+    pub outputs: String,
+    /// The code of one of them.
+    pub code: String,
+    /// How many of the tests it passed, of how many.
+    pub passed: usize,
+    /// Tests run on it.
+    pub tests: usize,
+}
+
 /// What the driver must do next.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
@@ -234,6 +286,24 @@ pub enum Action {
     WriteCode {
         /// Why the code is written again.
         notes: Vec<String>,
+    },
+    /// Ask for `count` whole scripts, each sampled on its own; answer with
+    /// [`Event::CandidatesWritten`].
+    WriteCandidates {
+        /// Why the code is written again.
+        notes: Vec<String>,
+        /// How many.
+        count: u32,
+    },
+    /// Run each script on the samples; answer with [`Event::CandidatesRan`].
+    RunCandidates {
+        /// The scripts, in candidate order.
+        scripts: Vec<String>,
+    },
+    /// Run the tests against each script; answer with [`Event::CandidatesTested`].
+    TestCandidates {
+        /// The scripts (one per group of candidates that agree), largest group first.
+        scripts: Vec<String>,
     },
     /// Ask for the whole test file (without showing the code); answer with
     /// [`Event::TestsWritten`].
@@ -277,6 +347,9 @@ pub enum Action {
         failures: Vec<FailedTest>,
         /// Tests that pass and must keep passing.
         passing: Vec<String>,
+        /// Other candidates that computed something else, when there were candidates.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        disagreement: Option<Disagreement>,
     },
     /// Ask for code edits; answer with [`Event::CodeEdited`].
     FixCode {
@@ -331,6 +404,23 @@ pub enum Event {
         system_packages: Vec<String>,
         /// Tokens.
         usage: Usage,
+    },
+    /// Several whole scripts (at least one), in the order asked.
+    CandidatesWritten {
+        /// Them.
+        candidates: Vec<Candidate>,
+        /// Tokens.
+        usage: Usage,
+    },
+    /// What each candidate computed on the samples, in candidate order.
+    CandidatesRan {
+        /// Them.
+        outputs: Vec<CandidateOutput>,
+    },
+    /// The tests' run against each script of [`Action::TestCandidates`], in its order.
+    CandidatesTested {
+        /// Them.
+        runs: Vec<TestRun>,
     },
     /// A whole test file.
     TestsWritten {

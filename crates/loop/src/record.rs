@@ -92,7 +92,7 @@ impl Record<'_> {
             run_dir.write(&format!("{dir}/changes.json"), &changes)?;
         }
         let total = client.usage_total();
-        let report = driver.last_report.as_ref();
+        let report = driver.report_of(session.code().unwrap_or_default());
         let result = GenerationResult {
             format_version: RESULT_FORMAT_VERSION,
             success: finish.success,

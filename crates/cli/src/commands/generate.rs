@@ -162,6 +162,12 @@ pub(crate) struct GenerateArgs {
     /// Stop after the code and its environment exist, without tests.
     #[arg(long)]
     skip_tests: bool,
+    /// Write K scripts for each new version of the code (the first as usual, the others
+    /// sampled hotter), run each on the samples, group those that compute the same outputs,
+    /// run the tests against one script per group and keep the one passing the most (ties:
+    /// the larger group). A diagnosis after that sees what the other groups computed.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
+    candidates: u32,
     /// Stop when the calls have used this many tokens (input plus output).
     #[arg(long, value_name = "TOKENS")]
     token_budget: Option<u64>,
@@ -438,6 +444,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
             max_iterations: args.max_iterations,
             token_budget: args.token_budget,
             skip_tests: args.skip_tests,
+            candidates: args.candidates,
         },
         out_dir: out.clone(),
         sandbox: args.sandbox.options()?,

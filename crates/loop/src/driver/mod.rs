@@ -2,6 +2,7 @@
 //! reports back what happened. Everything it decides comes from the session and the checks of
 //! [`crate::vet`]; everything it says comes from the templates.
 
+mod candidates;
 pub(crate) mod environment;
 mod test_run;
 mod write;
@@ -18,7 +19,9 @@ use crate::LoopError;
 use crate::installable::keep_installable;
 use crate::journal::Journal;
 use crate::options::GenerateOptions;
-use crate::protocol::{Action, Event, FailureKind, RoutedFailure, TestOutcome};
+use crate::protocol::{
+    Action, Disagreement, Event, FailedTest, FailureKind, RoutedFailure, TestOutcome,
+};
 use crate::pysrc::splice::{function_name, function_source};
 use crate::repairs::Repairs;
 use crate::request::Contract;
@@ -49,6 +52,8 @@ pub(crate) struct Driver<'a> {
     /// The repairs its code gets.
     pub(crate) repairs: Repairs,
     pub(crate) last_report: Option<TestReport>,
+    /// Each candidate script's test report (`--candidates`), in the order they ran.
+    pub(crate) candidate_reports: Vec<(String, TestReport)>,
     pub(crate) iteration_tokens: Vec<u64>,
     pub(crate) iteration_started: Instant,
     pub(crate) iteration_seconds: Vec<f64>,
@@ -114,6 +119,11 @@ impl Driver<'_> {
             Action::Plan => steps.plan().await,
             Action::WriteCode { notes } => self.write_code(session, notes).await,
             Action::WriteTests { notes } => self.write_tests(session, notes).await,
+            Action::WriteCandidates { notes, count } => {
+                self.write_candidates(session, notes, count).await
+            }
+            Action::RunCandidates { scripts } => self.run_candidates(session, &scripts).await,
+            Action::TestCandidates { scripts } => self.test_candidates(session, &scripts).await,
             Action::PrepareEnvironment {
                 packages,
                 system_packages,
@@ -139,44 +149,13 @@ impl Driver<'_> {
                 })
             }
             Action::RunTests => self.run_tests(session).await,
-            Action::Diagnose { failures, passing } => {
-                let traces = shown_traces(failures.iter().map(|f| f.trace.as_deref()));
-                let failures: Vec<_> = failures
-                    .iter()
-                    .zip(traces)
-                    .map(|(f, trace)| {
-                        json!({
-                            "test_id": f.test_id,
-                            "outcome": outcome_name(f.outcome),
-                            "output": tail(&f.output, FAILURE_OUTPUT_LIMIT),
-                            "trace": trace,
-                        })
-                    })
-                    .collect();
-                let history: Vec<_> = session
-                    .history()
-                    .iter()
-                    .rev()
-                    .skip(1)
-                    .flat_map(|i| i.routes.iter())
-                    .map(|r| {
-                        json!({"test_id": r.test_id, "kind": r.kind.name(), "fixed_by": fixed_by(r.kind)})
-                    })
-                    .collect();
-                let mut event = steps
-                    .diagnose(json!({
-                        "code": session.code().unwrap_or_default(),
-                        "tests": session.tests().unwrap_or_default(),
-                        "packages": session.packages(),
-                        "failures": failures,
-                        "passing": passing,
-                        "history": history,
-                    }))
-                    .await?;
-                if let Event::Diagnosed { diagnoses, .. } = &mut event {
-                    keep_installable(&self.interpreter.executable, diagnoses).await?;
-                }
-                Ok(event)
+            Action::Diagnose {
+                failures,
+                passing,
+                disagreement,
+            } => {
+                self.diagnose(session, &failures, passing, disagreement)
+                    .await
             }
             Action::FixCode {
                 failures,
@@ -203,6 +182,59 @@ impl Driver<'_> {
                 "the loop asked to perform Finish".to_owned(),
             )),
         }
+    }
+}
+
+impl Driver<'_> {
+    /// A diagnosis of `failures`, with the traces, the earlier rounds and the other
+    /// candidates' outputs the prompt shows; packages it asks for that cannot be installed
+    /// are left out.
+    async fn diagnose(
+        &self,
+        session: &Session,
+        failures: &[FailedTest],
+        passing: Vec<String>,
+        disagreement: Option<Disagreement>,
+    ) -> Result<Event, LoopError> {
+        let traces = shown_traces(failures.iter().map(|f| f.trace.as_deref()));
+        let failures: Vec<_> = failures
+            .iter()
+            .zip(traces)
+            .map(|(f, trace)| {
+                json!({
+                    "test_id": f.test_id,
+                    "outcome": outcome_name(f.outcome),
+                    "output": tail(&f.output, FAILURE_OUTPUT_LIMIT),
+                    "trace": trace,
+                })
+            })
+            .collect();
+        let history: Vec<_> = session
+            .history()
+            .iter()
+            .rev()
+            .skip(1)
+            .flat_map(|i| i.routes.iter())
+            .map(|r| {
+                json!({"test_id": r.test_id, "kind": r.kind.name(), "fixed_by": fixed_by(r.kind)})
+            })
+            .collect();
+        let mut event = self
+            .steps
+            .diagnose(json!({
+                "code": session.code().unwrap_or_default(),
+                "tests": session.tests().unwrap_or_default(),
+                "packages": session.packages(),
+                "failures": failures,
+                "passing": passing,
+                "history": history,
+                "disagreement": disagreement,
+            }))
+            .await?;
+        if let Event::Diagnosed { diagnoses, .. } = &mut event {
+            keep_installable(&self.interpreter.executable, diagnoses).await?;
+        }
+        Ok(event)
     }
 }
 

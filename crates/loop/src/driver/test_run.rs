@@ -19,6 +19,92 @@ use crate::steps::{FAILURE_OUTPUT_LIMIT, tail};
 
 impl Driver<'_> {
     pub(super) async fn run_tests(&mut self, session: &Session) -> Result<Event, LoopError> {
+        let code = session.code().unwrap_or_default();
+        let tests = session.tests().unwrap_or_default();
+        let number = session.runs() + 1;
+        let spec = self.pytest_spec(code, tests)?;
+        let work = self.work_dir(&format!("iterations/{number}/sandbox"))?;
+        let files = crate::journal::digest(&[code, tests]);
+        let report = if let Some(report) = self.journal.test_run(number, &files) {
+            report
+        } else {
+            let (report, retries) = Box::pin(self.run_pytest(&spec, &work)).await?;
+            self.sandbox_retries.extend(retries);
+            self.journal.record_tests(number, &files, &report)?;
+            report
+        };
+        let output = format!("{}{}", report.stdout, report.stderr);
+        self.run_dir.write(
+            &format!("iterations/{number}/test_output.txt"),
+            output.as_bytes(),
+        )?;
+        let run = to_test_run(&report);
+        self.last_report = Some(report);
+        Ok(Event::TestsRan(run))
+    }
+
+    /// The tests run against each of `scripts` (`--candidates`), each run journaled by its
+    /// files; the reports are kept for the result of whichever the session keeps.
+    pub(super) async fn test_candidates(
+        &mut self,
+        session: &Session,
+        scripts: &[String],
+    ) -> Result<Event, LoopError> {
+        let tests = session.tests().unwrap_or_default();
+        let number = session.runs() + 1;
+        let mut runs = Vec::new();
+        for (index, code) in scripts.iter().enumerate() {
+            let dir = format!("iterations/{number}/group-{}", index + 1);
+            let spec = self.pytest_spec(code, tests)?;
+            let work = self.work_dir(&format!("{dir}/sandbox"))?;
+            let files = crate::journal::digest(&[code, tests]);
+            let mut kept_retries = Vec::new();
+            let report = self
+                .journal
+                .memo("candidate_tests", &files, async {
+                    let (report, tried) = Box::pin(self.run_pytest(&spec, &work)).await?;
+                    kept_retries = tried;
+                    Ok::<_, LoopError>(report)
+                })
+                .await?;
+            self.sandbox_retries.extend(kept_retries);
+            let output = format!("{}{}", report.stdout, report.stderr);
+            self.run_dir
+                .write(&format!("{dir}/solution.py"), code.as_bytes())?;
+            self.run_dir
+                .write(&format!("{dir}/test_output.txt"), output.as_bytes())?;
+            runs.push(to_test_run(&report));
+            self.candidate_reports.push((code.clone(), report));
+        }
+        self.last_report = None;
+        Ok(Event::CandidatesTested { runs })
+    }
+
+    /// The last test report of `code`: the last test run's, or the report of the candidate
+    /// the session kept when no test run followed it.
+    pub(crate) fn report_of(&self, code: &str) -> Option<&TestReport> {
+        self.last_report.as_ref().or_else(|| {
+            self.candidate_reports
+                .iter()
+                .rev()
+                .find(|(candidate, _)| candidate == code)
+                .map(|(_, report)| report)
+        })
+    }
+
+    /// A directory of the run directory for a sandbox's work files, created.
+    pub(super) fn work_dir(&self, relative: &str) -> Result<std::path::PathBuf, LoopError> {
+        let work = self.run_dir.root().join(relative);
+        std::fs::create_dir_all(&work).map_err(|source| SandboxError::Io {
+            action: "creating",
+            path: work.clone(),
+            source,
+        })?;
+        Ok(work)
+    }
+
+    /// The test session of `code` and `tests` with the harness, on the samples.
+    fn pytest_spec(&self, code: &str, tests: &str) -> Result<PytestSpec, LoopError> {
         let Some(env) = self.env.clone() else {
             return Err(LoopError::InvalidRequest(
                 "tests were to run before the environment was built".to_owned(),
@@ -29,8 +115,8 @@ impl Driver<'_> {
             .as_ref()
             .map_or(&self.conftest, |traced| &traced.conftest);
         let mut files = vec![
-            SourceFile::new("solution.py", session.code().unwrap_or_default()),
-            SourceFile::new("test_solution.py", session.tests().unwrap_or_default()),
+            SourceFile::new("solution.py", code),
+            SourceFile::new("test_solution.py", tests),
             SourceFile::new("conftest.py", conftest.clone()),
         ];
         if let Some(traced) = &self.traced {
@@ -57,44 +143,27 @@ impl Driver<'_> {
                 })
             })
             .collect();
-        let number = session.runs() + 1;
-        let work = self
-            .run_dir
-            .root()
-            .join(format!("iterations/{number}/sandbox"));
-        std::fs::create_dir_all(&work).map_err(|source| SandboxError::Io {
-            action: "creating",
-            path: work.clone(),
-            source,
-        })?;
-        let files = crate::journal::digest(&[
-            session.code().unwrap_or_default(),
-            session.tests().unwrap_or_default(),
-        ]);
-        let report = if let Some(report) = self.journal.test_run(number, &files) {
-            report
-        } else {
-            let sandbox = self.sandbox;
-            let options = self.options;
-            let report = retrying(
-                options.sandbox.retries,
-                "run tests",
-                &options.sandbox.secrets,
-                &mut self.sandbox_retries,
-                || run_pytest_or_reuse(sandbox, &spec, &work, &options.sandbox),
-            )
-            .await?;
-            self.journal.record_tests(number, &files, &report)?;
-            report
-        };
-        let output = format!("{}{}", report.stdout, report.stderr);
-        self.run_dir.write(
-            &format!("iterations/{number}/test_output.txt"),
-            output.as_bytes(),
-        )?;
-        let run = to_test_run(&report);
-        self.last_report = Some(report);
-        Ok(Event::TestsRan(run))
+        Ok(spec)
+    }
+
+    /// Runs a test session (tried again on infrastructure failures, served from the outcome
+    /// cache with `--reuse`).
+    async fn run_pytest(
+        &self,
+        spec: &PytestSpec,
+        work: &std::path::Path,
+    ) -> Result<(TestReport, Vec<crate::rundir::SandboxRetry>), LoopError> {
+        let options = self.options;
+        let mut retries = Vec::new();
+        let report = retrying(
+            options.sandbox.retries,
+            "run tests",
+            &options.sandbox.secrets,
+            &mut retries,
+            || run_pytest_or_reuse(self.sandbox, spec, work, &options.sandbox),
+        )
+        .await?;
+        Ok((report, retries))
     }
 }
 

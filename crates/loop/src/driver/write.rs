@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use autocoder_llm::LlmError;
+use autocoder_llm::{CallParams, LlmError};
 use autocoder_prompts::Prompts;
 use serde_json::json;
 
@@ -11,7 +11,7 @@ use super::{Driver, routed_json_all};
 use crate::LoopError;
 use crate::answers::strip_code_fence;
 use crate::prompt::TaskView;
-use crate::protocol::{Edit, Event, RoutedFailure, Usage};
+use crate::protocol::{Candidate, Edit, Event, RoutedFailure, Usage};
 use crate::pysrc::edit::apply_edits;
 use crate::request::IoType;
 use crate::session::Session;
@@ -76,14 +76,32 @@ impl Driver<'_> {
     pub(super) async fn write_code(
         &mut self,
         session: &Session,
-        mut notes: Vec<String>,
+        notes: Vec<String>,
     ) -> Result<Event, LoopError> {
+        let (candidate, usage) = self
+            .write_script(session, notes, &CallParams::default())
+            .await?;
+        Ok(Event::CodeWritten {
+            code: candidate.code,
+            packages: candidate.packages,
+            system_packages: candidate.system_packages,
+            usage,
+        })
+    }
+
+    /// One script, asked with `params`, vetted as [`Driver::write_code`] says.
+    pub(super) async fn write_script(
+        &mut self,
+        session: &Session,
+        mut notes: Vec<String>,
+        params: &CallParams,
+    ) -> Result<(Candidate, Usage), LoopError> {
         let plan = session.plan().cloned().unwrap_or_default();
         let prompts = self.steps.prompts;
         let mut sent_back = SentBack::default();
         let mut spent = Usage::default();
         loop {
-            let answer = self.steps.code(&plan, &notes).await;
+            let answer = self.steps.code(&plan, &notes, params).await;
             let Some((answer, usage)) =
                 again_if_unusable(answer, prompts, &mut sent_back, &mut notes)?
             else {
@@ -107,12 +125,12 @@ impl Driver<'_> {
             } else {
                 analysis.distributions.into_iter().collect()
             };
-            return Ok(Event::CodeWritten {
+            let candidate = Candidate {
                 code: answer.code,
                 packages,
                 system_packages: answer.system_packages,
-                usage: spent,
-            });
+            };
+            return Ok((candidate, spent));
         }
     }
 
@@ -225,7 +243,14 @@ impl Driver<'_> {
                     continue;
                 }
                 if syntax_error.is_none() {
-                    let before: BTreeSet<_> = self.imports.iter().cloned().collect();
+                    // The imports of the script being fixed (with candidates, the driver's
+                    // last analysis may be of another script).
+                    let before: BTreeSet<_> = self
+                        .imports(&current, &["solution"])
+                        .await?
+                        .distributions
+                        .into_iter()
+                        .collect();
                     packages.extend(
                         analysis
                             .distributions

@@ -11,6 +11,14 @@ pub struct Limits {
     pub token_budget: Option<u64>,
     /// Stop once the code and its environment exist, without tests.
     pub skip_tests: bool,
+    /// Scripts written for each new version of the code (`--candidates`): run on the samples,
+    /// grouped by what they computed, and the one passing the most tests kept. 1 writes one.
+    #[serde(default = "one")]
+    pub candidates: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl Default for Limits {
@@ -19,6 +27,7 @@ impl Default for Limits {
             max_iterations: 10,
             token_budget: None,
             skip_tests: false,
+            candidates: 1,
         }
     }
 }

@@ -5,6 +5,9 @@
 //!
 //! The rules:
 //! - plan, then code, then the environment, then tests written without seeing the code;
+//! - with `candidates` above 1, each new script is several: run on the samples and grouped by
+//!   what they computed, the tests run against each group's script, the one passing the most
+//!   is kept, and its diagnosis sees what the other groups computed;
 //! - a distribution the index lacks is replaced by the model's answer (three at most, none
 //!   twice), else the script is written without it; a Debian package the environment cannot get
 //!   is replaced by the model's answer once (never by one asked for before), else dropped with a
@@ -24,6 +27,7 @@
 //! - it stops on success, at `max_iterations` test runs, or when the token budget is spent,
 //!   reporting the last real error.
 
+mod candidates;
 mod environment;
 mod fixes;
 mod limits;

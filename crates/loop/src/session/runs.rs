@@ -100,6 +100,7 @@ impl Session {
         self.queue.push_back(Action::Diagnose {
             failures,
             passing: self.anchors.iter().cloned().collect(),
+            disagreement: None,
         });
     }
 

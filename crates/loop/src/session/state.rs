@@ -92,6 +92,8 @@ pub struct Session {
     pub(super) last_error: Option<String>,
     pub(super) finished: Option<Finish>,
     pub(super) history: Vec<Iteration>,
+    /// Candidate scripts not chosen among yet (`--candidates`).
+    pub(super) selection: Option<super::candidates::Selection>,
 }
 
 impl Session {
@@ -131,6 +133,7 @@ impl Session {
             last_error: None,
             finished: None,
             history: Vec::new(),
+            selection: None,
         }
     }
 
@@ -200,15 +203,17 @@ impl Session {
             return Action::Plan;
         }
         if self.code.is_none() {
-            return Action::WriteCode {
-                notes: std::mem::take(&mut self.code_notes),
-            };
+            let notes = std::mem::take(&mut self.code_notes);
+            return self.write_code(notes);
         }
         if !self.env_ready {
             return Action::PrepareEnvironment {
                 packages: self.packages(),
                 system_packages: self.system_packages(),
             };
+        }
+        if let Some(action) = self.selection_action() {
+            return action;
         }
         if self.limits.skip_tests {
             return self.finish(true, "tests skipped on request".to_owned());
@@ -297,6 +302,12 @@ impl Session {
                 self.tokens += usage.total();
                 self.on_system_package_replaced(package, replacement, &why);
             }
+            Event::CandidatesWritten { candidates, usage } => {
+                self.tokens += usage.total();
+                self.on_candidates_written(candidates);
+            }
+            Event::CandidatesRan { outputs } => self.on_candidates_ran(outputs),
+            Event::CandidatesTested { runs } => self.on_candidates_tested(&runs),
             Event::TestsRan(run) => self.on_tests_ran(&run),
             Event::Diagnosed { diagnoses, usage } => {
                 self.tokens += usage.total();
@@ -346,11 +357,9 @@ impl Session {
             .as_deref()
             .map(|error| format!("; it failed with:\n{}", head(error, DROPPED_ERROR_LIMIT)))
             .unwrap_or_default();
-        Action::WriteCode {
-            notes: vec![format!(
-                "the previous script was dropped ({round} of 2): {reason}{failure}"
-            )],
-        }
+        self.write_code(vec![format!(
+            "the previous script was dropped ({round} of 2): {reason}{failure}"
+        )])
     }
 
     pub(super) fn finish(&mut self, success: bool, reason: String) -> Action {

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{Steps, WIDER_TEMPERATURE};
+use super::{CANDIDATE_TEMPERATURE, Steps, WIDER_TEMPERATURE};
 use crate::LoopError;
 use crate::answers::{fenced_block, fenced_blocks};
 use crate::prompt::render;
@@ -136,6 +136,31 @@ impl Steps<'_> {
             );
         }
         repeated
+    }
+
+    /// The call parameters of candidate script `index` (`--candidates`): the first is asked as a
+    /// single script is; each other at [`CANDIDATE_TEMPERATURE`] at least, with its own seed
+    /// when the sampling is seeded (the same seed would give the same script).
+    pub(crate) fn candidate_params(&self, index: u32) -> CallParams {
+        if index == 0 {
+            return CallParams::default();
+        }
+        let effective = self
+            .client
+            .config()
+            .effective_params(&CallParams::default());
+        CallParams {
+            temperature: Some(
+                effective
+                    .temperature
+                    .unwrap_or(0.0)
+                    .max(CANDIDATE_TEMPERATURE),
+            ),
+            seed: effective
+                .seed
+                .map(|seed| seed.wrapping_add(u64::from(index))),
+            ..CallParams::default()
+        }
     }
 
     /// The call parameters with the temperature raised to [`WIDER_TEMPERATURE`] (kept when the

@@ -23,6 +23,10 @@ use ask::usage;
 /// The temperature of a code fix asked again after an answer was sent back.
 const WIDER_TEMPERATURE: f64 = 0.8;
 
+/// The lowest temperature of the candidate scripts after the first (`--candidates`): at the
+/// low temperatures small models are run at, the same prompt gives nearly the same script.
+const CANDIDATE_TEMPERATURE: f64 = 0.7;
+
 /// Bytes of one test's report shown in a prompt.
 pub(crate) const FAILURE_OUTPUT_LIMIT: usize = 3_000;
 
@@ -47,17 +51,12 @@ impl Steps<'_> {
         &self,
         plan: &Plan,
         notes: &[String],
+        params: &CallParams,
     ) -> Result<(CodeAnswer, Usage), LoopError> {
         let context = json!({"plan": plan, "notes": notes});
         if self.task.code_in_fences {
             let (code, usage) = self
-                .ask_fenced(
-                    "code",
-                    "loop/code.j2",
-                    context,
-                    &CallParams::default(),
-                    |_| Ok(()),
-                )
+                .ask_fenced("code", "loop/code.j2", context, params, |_| Ok(()))
                 .await?;
             let answer = CodeAnswer {
                 code,
@@ -65,11 +64,15 @@ impl Steps<'_> {
             };
             return Ok((answer, usage));
         }
-        let (mut answer, usage) = self
-            .ask::<CodeAnswer>("code", "loop/code.j2", context)
+        let text = render(self.prompts, "loop/code.j2", self.task, context)?;
+        let messages = [Message::system(self.system.clone()), Message::user(text)];
+        let answer = self
+            .client
+            .structured_with::<CodeAnswer>("code", &messages, params)
             .await?;
-        answer.code = strip_code_fence(&answer.code);
-        Ok((answer, usage))
+        let mut code = answer.value;
+        code.code = strip_code_fence(&code.code);
+        Ok((code, usage(answer.usage)))
     }
 
     /// The test file; `code` is the script when the test writer may see it.

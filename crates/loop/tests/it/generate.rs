@@ -44,14 +44,14 @@ if __name__ == "__main__":
     main()
 "#;
 
-const GOOD: &str = r#"float(row["qty"]) * float(row["price"])"#;
-const BAD: &str = r#"float(row["qty"])"#;
+pub(crate) const GOOD: &str = r#"float(row["qty"]) * float(row["price"])"#;
+pub(crate) const BAD: &str = r#"float(row["qty"])"#;
 
-fn script(expression: &str) -> String {
+pub(crate) fn script(expression: &str) -> String {
     SCRIPT.replace("BUG", expression)
 }
 
-fn tests(expected: &str) -> String {
+pub(crate) fn tests(expected: &str) -> String {
     format!(
         r#"import pytest
 
@@ -89,7 +89,7 @@ pub(crate) fn test_file(source: &str) -> Entry {
     Entry::step("tests", Reply::Json(json!({"tests": source})))
 }
 
-fn diagnosis(kind: &str, packages: &[&str]) -> Entry {
+pub(crate) fn diagnosis(kind: &str, packages: &[&str]) -> Entry {
     Entry::step(
         "diagnose",
         Reply::Json(json!({"failures": [{

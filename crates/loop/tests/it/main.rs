@@ -1,6 +1,7 @@
 //! Integration tests of the loop's prompts (snapshots) and its pytest harness (real Python).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod candidates;
 mod generate;
 mod harness;
 mod prompts;

@@ -257,6 +257,7 @@ fn a_traced_failure_shows_what_the_script_computed_to_the_diagnosis_and_the_fix(
         json!({
             "code": "print('hi')", "tests": "def test_total(run_solution):\n    pass",
             "packages": [], "failures": [failure.clone()], "passing": [], "history": [],
+            "disagreement": null,
         }),
     )
     .unwrap();
@@ -306,6 +307,7 @@ fn diagnosis_and_fix_prompts() {
             "failures": [failure.clone()],
             "passing": ["test_solution.py::test_region"],
             "history": [{"test_id": "test_solution.py::test_total", "kind": "logic", "fixed_by": "a code edit"}],
+            "disagreement": null,
         })).unwrap()
     );
     insta::assert_snapshot!(
@@ -731,4 +733,54 @@ fn notes_sent_back_with_an_answer() {
         assert!(!text.contains('\n'), "a note is one line: {text}");
     }
     insta::assert_snapshot!("notes", notes.join("\n"));
+}
+
+#[test]
+fn a_diagnosis_sees_what_the_other_candidates_computed() {
+    let prompts = Prompts::embedded().unwrap();
+    let view = task();
+    let failure = json!({
+        "test_id": "test_solution.py::test_total",
+        "outcome": "failed",
+        "output": "E   AssertionError: assert 7.5 == 8.0",
+        "trace": null,
+    });
+    let other_code = "def total(rows):\n    return sum(r.qty * r.price for r in rows)\n";
+    let prompt = render(
+        &prompts,
+        "loop/diagnose.j2",
+        &view,
+        json!({
+            "code": "print('hi')", "tests": "def test_total(run_solution):\n    pass",
+            "packages": [], "failures": [failure], "passing": [], "history": [],
+            "disagreement": {
+                "written": 3, "agreeing": 1, "tested": "total = 7.5",
+                "others": [{"count": 2, "outputs": "total = 8.0", "code": other_code,
+                            "passed": 1, "tests": 2}],
+            },
+        }),
+    )
+    .unwrap();
+    let tested = prompt
+        .find("total = 7.5")
+        .expect("the tested script's outputs");
+    let other = prompt
+        .find("total = 8.0")
+        .expect("the other group's outputs");
+    let code = prompt.find(other_code).expect("the other group's code");
+    assert!(tested < other && other < code, "{prompt}");
+    assert!(prompt.contains("3 scripts were written"), "{prompt}");
+    assert!(
+        prompt.contains("2 other scripts computed instead (passing 1 of these 2 tests)"),
+        "{prompt}"
+    );
+    // After the failures, before the instructions.
+    assert!(
+        prompt.find("assert 7.5 == 8.0").unwrap() < tested,
+        "{prompt}"
+    );
+    assert!(
+        code < prompt.find("Diagnose every failing test").unwrap(),
+        "{prompt}"
+    );
 }

@@ -1,5 +1,6 @@
 //! The loop's rules, one scenario each, driven through `next` and `apply`.
 
+mod candidates;
 mod install_failures;
 mod system_packages;
 
@@ -131,7 +132,10 @@ fn a_logic_error_is_fixed_by_a_code_edit() {
     let mut s = session(Limits::default());
     up_to_first_run(&mut s);
     s.apply(failing_total());
-    let Action::Diagnose { failures, passing } = s.next_action() else {
+    let Action::Diagnose {
+        failures, passing, ..
+    } = s.next_action()
+    else {
         panic!()
     };
     assert_eq!(failures.len(), 1);

@@ -1,0 +1,347 @@
+//! `--candidates K`: several scripts per plan, grouped by what they computed on the samples,
+//! the one passing the most tests kept, and the other groups shown to the diagnosis.
+
+use super::*;
+use crate::protocol::{Candidate, CandidateOutput};
+
+fn candidate(code: &str, packages: &[&str]) -> Candidate {
+    Candidate {
+        code: code.to_owned(),
+        packages: packages.iter().map(|p| (*p).to_owned()).collect(),
+        system_packages: Vec::new(),
+    }
+}
+
+fn output(digest: &str) -> CandidateOutput {
+    CandidateOutput {
+        ok: true,
+        digest: digest.to_owned(),
+        summary: format!("total = {digest}"),
+    }
+}
+
+fn crashed() -> CandidateOutput {
+    CandidateOutput {
+        ok: false,
+        digest: String::new(),
+        summary: "exit 1: ZeroDivisionError".to_owned(),
+    }
+}
+
+fn limits(candidates: u32) -> Limits {
+    Limits {
+        candidates,
+        ..Limits::default()
+    }
+}
+
+/// Plans and writes `scripts` as candidates; returns at the environment's preparation.
+fn up_to_candidates(s: &mut Session, scripts: Vec<Candidate>) -> Action {
+    assert_eq!(s.next_action(), Action::Plan);
+    s.apply(Event::Planned {
+        plan: Plan::default(),
+        usage: USAGE,
+    });
+    let count = u32::try_from(scripts.len()).unwrap();
+    assert_eq!(
+        s.next_action(),
+        Action::WriteCandidates {
+            notes: Vec::new(),
+            count
+        }
+    );
+    s.apply(Event::CandidatesWritten {
+        candidates: scripts,
+        usage: USAGE,
+    });
+    s.next_action()
+}
+
+fn code_of(n: u32) -> String {
+    format!("def total():\n    return {n}\n")
+}
+
+fn tests_written(s: &mut Session) {
+    assert!(matches!(s.next_action(), Action::WriteTests { .. }));
+    s.apply(Event::TestsWritten {
+        tests: TESTS.into(),
+        usage: USAGE,
+    });
+}
+
+#[test]
+fn one_candidate_writes_one_script_as_before() {
+    let mut s = session(limits(1));
+    s.next_action();
+    s.apply(Event::Planned {
+        plan: Plan::default(),
+        usage: USAGE,
+    });
+    assert!(matches!(s.next_action(), Action::WriteCode { .. }));
+}
+
+#[test]
+fn candidates_run_on_the_samples_and_the_tests_pick_among_the_groups() {
+    let mut s = session(limits(3));
+    let prepare = up_to_candidates(
+        &mut s,
+        vec![
+            candidate(&code_of(7), &["pandas"]),
+            candidate(&code_of(6), &["numpy"]),
+            candidate(&code_of(6), &["numpy"]),
+        ],
+    );
+    // The environment can run every candidate.
+    assert_eq!(
+        prepare,
+        Action::PrepareEnvironment {
+            packages: vec!["numpy".into(), "pandas".into(), "pytest".into()],
+            system_packages: Vec::new(),
+        }
+    );
+    s.apply(Event::EnvironmentReady {
+        usage: Usage::default(),
+    });
+    assert_eq!(
+        s.next_action(),
+        Action::RunCandidates {
+            scripts: vec![code_of(7), code_of(6), code_of(6)]
+        }
+    );
+    s.apply(Event::CandidatesRan {
+        outputs: vec![output("7"), output("6"), output("6")],
+    });
+    tests_written(&mut s);
+    // One script per group, the larger group first.
+    assert_eq!(
+        s.next_action(),
+        Action::TestCandidates {
+            scripts: vec![code_of(6), code_of(7)]
+        }
+    );
+    s.apply(Event::CandidatesTested {
+        runs: vec![
+            TestRun {
+                results: vec![
+                    result("test_solution.py::test_total", TestOutcome::Passed, ""),
+                    result("test_solution.py::test_exit", TestOutcome::Passed, ""),
+                ],
+                output: String::new(),
+            },
+            TestRun {
+                results: vec![
+                    result(
+                        "test_solution.py::test_total",
+                        TestOutcome::Failed,
+                        WRONG_TOTAL,
+                    ),
+                    result("test_solution.py::test_exit", TestOutcome::Passed, ""),
+                ],
+                output: String::new(),
+            },
+        ],
+    });
+    // The passing script is kept, in the environment it passed in.
+    assert_eq!(s.code(), Some(code_of(6).as_str()));
+    assert_eq!(s.runs(), 1);
+    assert_eq!(s.packages(), ["numpy", "pandas", "pytest"]);
+    let finish = expect_finish(&mut s);
+    assert!(finish.success, "{finish:?}");
+}
+
+#[test]
+fn the_diagnosis_sees_what_the_other_groups_computed_when_the_kept_script_fails() {
+    let mut s = session(limits(3));
+    up_to_candidates(
+        &mut s,
+        vec![
+            candidate(&code_of(7), &["pandas"]),
+            candidate(&code_of(6), &["pandas"]),
+            candidate(&code_of(5), &["pandas"]),
+        ],
+    );
+    s.apply(Event::EnvironmentReady {
+        usage: Usage::default(),
+    });
+    assert!(matches!(s.next_action(), Action::RunCandidates { .. }));
+    s.apply(Event::CandidatesRan {
+        outputs: vec![output("7"), output("6"), crashed()],
+    });
+    tests_written(&mut s);
+    let Action::TestCandidates { scripts } = s.next_action() else {
+        panic!("expected the groups' scripts to be tested");
+    };
+    assert_eq!(scripts, [code_of(7), code_of(6)]);
+    let failing = |passed: bool| TestRun {
+        results: vec![
+            result(
+                "test_solution.py::test_total",
+                TestOutcome::Failed,
+                WRONG_TOTAL,
+            ),
+            result(
+                "test_solution.py::test_exit",
+                if passed {
+                    TestOutcome::Passed
+                } else {
+                    TestOutcome::Failed
+                },
+                "",
+            ),
+        ],
+        output: String::new(),
+    };
+    // The second group's script passes one test more; neither passes all.
+    s.apply(Event::CandidatesTested {
+        runs: vec![failing(false), failing(true)],
+    });
+    assert_eq!(s.code(), Some(code_of(6).as_str()));
+    let Action::Diagnose {
+        failures,
+        disagreement: Some(disagreement),
+        ..
+    } = s.next_action()
+    else {
+        panic!("expected a diagnosis that sees the other group");
+    };
+    assert_eq!(failures.len(), 1);
+    assert_eq!(disagreement.written, 3);
+    assert_eq!(disagreement.agreeing, 1);
+    assert_eq!(disagreement.tested, "total = 6");
+    assert_eq!(disagreement.others.len(), 1);
+    let other = &disagreement.others[0];
+    assert_eq!(
+        (other.count, other.outputs.as_str(), other.code.as_str()),
+        (1, "total = 7", code_of(7).as_str())
+    );
+    assert_eq!((other.passed, other.tests), (0, 2));
+}
+
+#[test]
+fn candidates_that_all_agree_need_no_selection_run() {
+    let mut s = session(limits(2));
+    up_to_candidates(
+        &mut s,
+        vec![
+            candidate(&code_of(6), &["pandas"]),
+            candidate(&code_of(60), &["pandas", "numpy"]),
+        ],
+    );
+    s.apply(Event::EnvironmentReady {
+        usage: Usage::default(),
+    });
+    assert!(matches!(s.next_action(), Action::RunCandidates { .. }));
+    // The second crashed: the first is kept, without the second's numpy.
+    s.apply(Event::CandidatesRan {
+        outputs: vec![output("6"), crashed()],
+    });
+    assert_eq!(s.code(), Some(code_of(6).as_str()));
+    assert_eq!(
+        s.next_action(),
+        Action::PrepareEnvironment {
+            packages: vec!["pandas".into(), "pytest".into()],
+            system_packages: Vec::new(),
+        }
+    );
+    s.apply(Event::EnvironmentReady {
+        usage: Usage::default(),
+    });
+    tests_written(&mut s);
+    assert_eq!(s.next_action(), Action::RunTests);
+    s.apply(failing_total());
+    // A plain run's diagnosis has nothing to compare with.
+    assert!(matches!(
+        s.next_action(),
+        Action::Diagnose {
+            disagreement: None,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn without_tests_the_largest_group_is_kept() {
+    let mut s = session(Limits {
+        skip_tests: true,
+        ..limits(3)
+    });
+    up_to_candidates(
+        &mut s,
+        vec![
+            candidate(&code_of(7), &["pandas"]),
+            candidate(&code_of(6), &["pandas"]),
+            candidate(&code_of(6), &["pandas"]),
+        ],
+    );
+    s.apply(Event::EnvironmentReady {
+        usage: Usage::default(),
+    });
+    assert!(matches!(s.next_action(), Action::RunCandidates { .. }));
+    s.apply(Event::CandidatesRan {
+        outputs: vec![output("7"), output("6"), output("6")],
+    });
+    assert_eq!(s.code(), Some(code_of(6).as_str()));
+    let finish = expect_finish(&mut s);
+    assert!(finish.success, "{finish:?}");
+}
+
+#[test]
+fn a_new_script_after_escalation_is_several_candidates_again() {
+    let mut s = session(limits(2));
+    up_to_candidates(
+        &mut s,
+        vec![
+            candidate(&code_of(6), &["pandas"]),
+            candidate(&code_of(6), &["pandas"]),
+        ],
+    );
+    s.apply(Event::EnvironmentReady {
+        usage: Usage::default(),
+    });
+    s.next_action();
+    s.apply(Event::CandidatesRan {
+        outputs: vec![output("6"), output("6")],
+    });
+    tests_written(&mut s);
+    assert_eq!(s.next_action(), Action::RunTests);
+    s.apply(failing_total());
+    s.next_action();
+    s.apply(diagnosed(FailureKind::Logic, &[]));
+    // Nothing changes: the same run again escalates, tests first, then the code.
+    assert!(matches!(s.next_action(), Action::FixCode { .. }));
+    s.apply(Event::CodeEdited {
+        edits: Vec::new(),
+        packages: Vec::new(),
+        usage: USAGE,
+    });
+    let mut actions = Vec::new();
+    for _ in 0..6 {
+        let action = s.next_action();
+        let done = matches!(action, Action::WriteCandidates { .. });
+        actions.push(action);
+        if done {
+            break;
+        }
+        match actions.last() {
+            Some(Action::WriteTests { .. }) => s.apply(Event::TestsWritten {
+                tests: TESTS.into(),
+                usage: USAGE,
+            }),
+            Some(Action::RunTests) => s.apply(failing_total()),
+            Some(Action::Diagnose { .. }) => s.apply(diagnosed(FailureKind::Logic, &[])),
+            Some(Action::FixCode { .. }) => s.apply(Event::CodeEdited {
+                edits: Vec::new(),
+                packages: Vec::new(),
+                usage: USAGE,
+            }),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(
+        matches!(
+            actions.last(),
+            Some(Action::WriteCandidates { count: 2, .. })
+        ),
+        "{actions:?}"
+    );
+}
