@@ -57,6 +57,15 @@ fn up_to_candidates(s: &mut Session, scripts: Vec<Candidate>) -> Action {
     s.next_action()
 }
 
+/// Builds the environment and runs the candidates on the samples with these outcomes.
+fn ran_on_the_samples(s: &mut Session, outputs: Vec<CandidateOutput>) {
+    s.apply(Event::EnvironmentReady {
+        usage: Usage::default(),
+    });
+    assert!(matches!(s.next_action(), Action::RunCandidates { .. }));
+    s.apply(Event::CandidatesRan { outputs });
+}
+
 fn code_of(n: u32) -> String {
     format!("def total():\n    return {n}\n")
 }
@@ -160,13 +169,7 @@ fn the_diagnosis_sees_what_the_other_groups_computed_when_the_kept_script_fails(
             candidate(&code_of(5), &["pandas"]),
         ],
     );
-    s.apply(Event::EnvironmentReady {
-        usage: Usage::default(),
-    });
-    assert!(matches!(s.next_action(), Action::RunCandidates { .. }));
-    s.apply(Event::CandidatesRan {
-        outputs: vec![output("7"), output("6"), crashed()],
-    });
+    ran_on_the_samples(&mut s, vec![output("7"), output("6"), crashed()]);
     tests_written(&mut s);
     let Action::TestCandidates { scripts } = s.next_action() else {
         panic!("expected the groups' scripts to be tested");
@@ -273,13 +276,7 @@ fn without_tests_the_largest_group_is_kept() {
             candidate(&code_of(6), &["pandas"]),
         ],
     );
-    s.apply(Event::EnvironmentReady {
-        usage: Usage::default(),
-    });
-    assert!(matches!(s.next_action(), Action::RunCandidates { .. }));
-    s.apply(Event::CandidatesRan {
-        outputs: vec![output("7"), output("6"), output("6")],
-    });
+    ran_on_the_samples(&mut s, vec![output("7"), output("6"), output("6")]);
     assert_eq!(s.code(), Some(code_of(6).as_str()));
     let finish = expect_finish(&mut s);
     assert!(finish.success, "{finish:?}");
@@ -295,13 +292,7 @@ fn a_new_script_after_escalation_is_several_candidates_again() {
             candidate(&code_of(6), &["pandas"]),
         ],
     );
-    s.apply(Event::EnvironmentReady {
-        usage: Usage::default(),
-    });
-    s.next_action();
-    s.apply(Event::CandidatesRan {
-        outputs: vec![output("6"), output("6")],
-    });
+    ran_on_the_samples(&mut s, vec![output("6"), output("6")]);
     tests_written(&mut s);
     assert_eq!(s.next_action(), Action::RunTests);
     s.apply(failing_total());
