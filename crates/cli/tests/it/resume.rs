@@ -151,6 +151,33 @@ fn agent_entries() -> Vec<Entry> {
     .collect()
 }
 
+/// The pipeline's run with two candidate scripts: the second sums the prices alone, so the two
+/// compute different totals, both fail the test, and the first is kept and fixed as before.
+fn candidates_entries() -> Vec<Entry> {
+    let mut entries = entries();
+    entries.insert(
+        2,
+        Entry::step(
+            "code",
+            Reply::Json(json!({"code": SCRIPT.replace("BUG", r#"float(row["price"])"#), "packages": [], "system_packages": []})),
+        )
+        .with_usage(250, 25),
+    );
+    entries
+}
+
+fn candidates_args(base: &str) -> Vec<String> {
+    let mut args = generate_args(base);
+    args.extend(["--candidates", "2"].map(str::to_owned));
+    args
+}
+
+/// The pipeline's run with `--candidates 2`.
+const CANDIDATES: Scenario = Scenario {
+    entries: candidates_entries,
+    args: candidates_args,
+};
+
 fn agent_args(base: &str) -> Vec<String> {
     let mut args = generate_args(base);
     args.extend(["--agent", "--tool-protocol", "native", "--max-turns", "10"].map(str::to_owned));
@@ -270,6 +297,14 @@ fn what(line: &Value) -> String {
     let kind = line["kind"].as_str().unwrap_or_default();
     match kind {
         "model" => format!("model {}", line["step"].as_str().unwrap_or_default()),
+        // The candidates' runs on the samples and test sessions are memos of their own kind.
+        "memo"
+            if line["what"]
+                .as_str()
+                .is_some_and(|w| w.starts_with("candidate")) =>
+        {
+            format!("memo {}", line["what"].as_str().unwrap_or_default())
+        }
         "event" => format!("event {}", line["step"].as_str().unwrap_or_default()),
         other => other.to_owned(),
     }
@@ -349,6 +384,23 @@ async fn a_run_killed_after_any_kind_of_step_resumes_without_asking_or_running_a
             "event fix code",
             "model fix_tests",
             "event fix tests",
+            "finish",
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_with_candidates_killed_after_any_kind_of_step_resumes_without_asking_or_running_again()
+ {
+    kill_after_each_kind_and_resume(
+        &CANDIDATES,
+        &[
+            "model code",
+            "event candidates",
+            "memo candidate_run",
+            "memo candidate_tests",
+            "model diagnose",
             "finish",
         ],
     )
