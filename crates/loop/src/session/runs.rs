@@ -31,6 +31,7 @@ impl Session {
             number: self.runs,
             passed: passed.len(),
             failed: failures.len(),
+            changes: std::mem::take(&mut self.changes_before_first_run),
             ..Iteration::default()
         });
         self.last_error = summarise(&failures, run);

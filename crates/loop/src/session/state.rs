@@ -43,7 +43,7 @@ pub struct Iteration {
     pub failed: usize,
     /// Each failure's route (diagnosis, possibly reclassified).
     pub routes: Vec<RoutedFailure>,
-    /// What changed after the run, in words.
+    /// What changed after the run, in words (for the first run, also what changed before it).
     pub changes: Vec<String>,
 }
 
@@ -92,6 +92,8 @@ pub struct Session {
     pub(super) last_error: Option<String>,
     pub(super) finished: Option<Finish>,
     pub(super) history: Vec<Iteration>,
+    /// Changes made before the first test run (the candidates' grouping), recorded with it.
+    pub(super) changes_before_first_run: Vec<String>,
     /// Candidate scripts not chosen among yet (`--candidates`).
     pub(super) selection: Option<super::candidates::Selection>,
 }
@@ -133,6 +135,7 @@ impl Session {
             last_error: None,
             finished: None,
             history: Vec::new(),
+            changes_before_first_run: Vec::new(),
             selection: None,
         }
     }
@@ -376,9 +379,12 @@ impl Session {
         Action::Finish(finish)
     }
 
+    /// Records a change with the last test run; one made before the first run goes with the
+    /// first.
     pub(super) fn note(&mut self, change: String) {
-        if let Some(iteration) = self.history.last_mut() {
-            iteration.changes.push(change);
+        match self.history.last_mut() {
+            Some(iteration) => iteration.changes.push(change),
+            None => self.changes_before_first_run.push(change),
         }
     }
 

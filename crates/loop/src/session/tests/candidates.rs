@@ -153,6 +153,13 @@ fn candidates_run_on_the_samples_and_the_tests_pick_among_the_groups() {
     // The passing script is kept, in the environment it passed in.
     assert_eq!(s.code(), Some(code_of(6).as_str()));
     assert_eq!(s.runs(), 1);
+    assert_eq!(
+        s.history()[0].changes,
+        [
+            "code: 3 candidates ran on the samples: 2 group(s) of equal outputs (2, 1), 0 failed",
+            "code: kept candidate 2 (tests passed per group's script: 2: 2 of 2, 1: 1 of 2)"
+        ]
+    );
     assert_eq!(s.packages(), ["numpy", "pandas", "pytest"]);
     let finish = expect_finish(&mut s);
     assert!(finish.success, "{finish:?}");
