@@ -36,12 +36,11 @@ impl PatternCounts {
             found &= found - 1;
         }
         let mut buf = [0u8; SHAPE_BYTES];
-        let shape = match ascii_shape(value, &mut buf) {
-            Some(shape) => shape,
-            None => {
-                shape_into(value, &mut self.scratch);
-                self.scratch.as_str()
-            }
+        let shape = if let Some(shape) = ascii_shape(value, &mut buf) {
+            shape
+        } else {
+            shape_into(value, &mut self.scratch);
+            self.scratch.as_str()
         };
         if let Some(c) = self.shapes.get_mut(shape) {
             *c += 1;

@@ -1,9 +1,10 @@
 //! The table behind the heavy-hitters summary of [`super::counts::ValueCounts`]: hashes to
 //! counts and texts, for a few hundred entries. Past the exact bound, one value in eight of
 //! every column is looked up here, and for a column of unique values the summary fills and
-//! empties every 129 lookups; a general hash map spent about 5% of the profiler's time on it.
-//! Entries are kept packed in a vector and found through a small open-addressing index of
-//! their positions, so that emptying it is a `retain` and a 1 KiB clear.
+//! empties every 129 lookups; hashbrown's insert, lookup and erase were about 5% of a sampling
+//! profile of the 1 GB benchmark file. Entries are kept packed in a vector and found through a
+//! small open-addressing index of their positions, so that emptying it is a `retain` and a 2 KiB
+//! clear.
 
 /// Slots of the index to start with: at most half are used (the summary holds at most 128
 /// entries, 256 while two are merged).

@@ -212,28 +212,29 @@ fn iso_date(b: &[u8]) -> Option<i64> {
     // Bytes 4 and 7 of the first word (little-endian: byte `i` of the text is byte `i`).
     const SEPARATORS: u64 = (0xff << 32) | (0xff << 56);
     const DASHES: u64 = (0x2d << 32) | (0x2d << 56);
-    let b = b.first_chunk::<10>()?;
-    let (head, tail) = b.split_at(8);
-    let mut word = [0u8; 8];
-    word.copy_from_slice(head);
-    let w = u64::from_le_bytes(word);
-    if w & SEPARATORS != DASHES {
+    let text = b.first_chunk::<10>()?;
+    let (head, tail) = text.split_at(8);
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(head);
+    let first = u64::from_le_bytes(bytes);
+    if first & SEPARATORS != DASHES {
         return None;
     }
     // The separators become '0' for the digit check; the day's two digits are padded with '0'.
-    let w = (w & !SEPARATORS) | (ZEROS & SEPARATORS);
-    let t = u64::from(u16::from_le_bytes([tail[0], tail[1]])) | (ZEROS & !0xffff);
-    if !all_digits(w) || !all_digits(t) {
+    let first = (first & !SEPARATORS) | (ZEROS & SEPARATORS);
+    let last = u64::from(u16::from_le_bytes([tail[0], tail[1]])) | (ZEROS & !0xffff);
+    if !all_digits(first) || !all_digits(last) {
         return None;
     }
-    let (w, t) = (w - ZEROS, t - ZEROS);
+    let (first, last) = (first - ZEROS, last - ZEROS);
     // Each byte is now 0..=9.
     #[allow(clippy::cast_possible_truncation)]
     let digit = |word: u64, i: u32| (word >> (8 * i)) as u32 & 0xff;
-    let y = i64::from(digit(w, 0) * 1000 + digit(w, 1) * 100 + digit(w, 2) * 10 + digit(w, 3));
-    let m = digit(w, 5) * 10 + digit(w, 6);
-    let d = digit(t, 0) * 10 + digit(t, 1);
-    valid_date(y, m, d).then(|| days_from_civil(y, m, d))
+    let year = digit(first, 0) * 1000 + digit(first, 1) * 100 + digit(first, 2) * 10;
+    let year = i64::from(year + digit(first, 3));
+    let month = digit(first, 5) * 10 + digit(first, 6);
+    let day = digit(last, 0) * 10 + digit(last, 1);
+    valid_date(year, month, day).then(|| days_from_civil(year, month, day))
 }
 
 /// The hand-read date formats `text` fits (a mask over [`HAND_FORMATS`]) and its day number
@@ -441,6 +442,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::cast_possible_truncation)] // random indices below small lengths
     fn word_checks_agree_with_digit_by_digit() {
         // The reading `iso_date` replaced.
         fn reference(b: &[u8]) -> Option<i64> {
