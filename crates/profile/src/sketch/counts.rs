@@ -2,10 +2,8 @@
 //! `HyperLogLog` count of distinct values plus a Misra-Gries heavy-hitters summary of
 //! [`HEAVY_CAPACITY`] entries for the most frequent values.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use super::flat::FlatMap;
+use super::heavy::{HeavyEntry, HeavyTable};
 use super::hll::Hll;
 use crate::ValueCount;
 
@@ -16,26 +14,6 @@ pub(crate) const HEAVY_CAPACITY: usize = 128;
 /// Past the bound, one row in this many feeds the heavy hitters (their counts are scaled
 /// back): frequent values are still found, at an eighth of the cost.
 pub(crate) const HEAVY_SAMPLING: u64 = 8;
-
-/// A hasher for keys that are already hashes.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
-pub(crate) type HashedMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
 #[derive(Debug, Clone)]
 struct Entry {
@@ -105,7 +83,7 @@ pub(crate) struct ValueCounts {
     /// Past the bound: distinct values.
     hll: Option<Box<Hll>>,
     /// Past the bound: the heavy hitters (text kept from their second occurrence).
-    heavy: HashedMap<Entry>,
+    heavy: HeavyTable,
 }
 
 /// What the counts say at the end.
@@ -123,7 +101,7 @@ impl ValueCounts {
             bound: bound.clamp(1, 1 << INDEX_BITS),
             exact: Some(Exact::default()),
             hll: None,
-            heavy: HashedMap::default(),
+            heavy: HeavyTable::default(),
         }
     }
 
@@ -135,7 +113,7 @@ impl ValueCounts {
             bound: bound.clamp(1, 1 << INDEX_BITS),
             exact: None,
             hll: Some(Box::new(Hll::with_bits(hll_bits))),
-            heavy: HashedMap::default(),
+            heavy: HeavyTable::default(),
         }
     }
 
@@ -185,12 +163,13 @@ impl ValueCounts {
             top.select_nth_unstable_by(HEAVY_CAPACITY - 1, by_count);
             top.truncate(HEAVY_CAPACITY);
         }
-        for (h, count, text) in top {
-            let e = Entry {
+        for (hash, count, text) in top {
+            let e = HeavyEntry {
+                hash,
                 count: count.div_ceil(HEAVY_SAMPLING),
                 text: Some(text.into()),
             };
-            merge_heavy_entry(&mut self.heavy, h, e);
+            merge_heavy_entry(&mut self.heavy, e);
         }
         prune_heavy(&mut self.heavy);
     }
@@ -210,8 +189,8 @@ impl ValueCounts {
         if let (Some(a), Some(b)) = (&mut self.hll, &other.hll) {
             a.merge(b);
         }
-        for (h, e) in other.heavy {
-            merge_heavy_entry(&mut self.heavy, h, e);
+        for e in other.heavy.into_entries() {
+            merge_heavy_entry(&mut self.heavy, e);
         }
         prune_heavy(&mut self.heavy);
     }
@@ -241,7 +220,7 @@ impl ValueCounts {
                 hll.estimate(),
                 false,
                 self.heavy
-                    .values()
+                    .iter()
                     .map(|e| Entry {
                         count: e.count * HEAVY_SAMPLING,
                         text: e.text.clone(),
@@ -272,8 +251,8 @@ impl ValueCounts {
 }
 
 #[inline]
-fn add_heavy(heavy: &mut HashedMap<Entry>, hash: u64, text: &str) {
-    if let Some(e) = heavy.get_mut(&hash) {
+fn add_heavy(heavy: &mut HeavyTable, hash: u64, text: &str) {
+    if let Some(e) = heavy.get_mut(hash) {
         e.count += 1;
         if e.text.is_none() {
             e.text = Some(text.into());
@@ -281,45 +260,41 @@ fn add_heavy(heavy: &mut HashedMap<Entry>, hash: u64, text: &str) {
         return;
     }
     if heavy.len() < HEAVY_CAPACITY {
-        heavy.insert(
+        heavy.insert_new(HeavyEntry {
             hash,
-            Entry {
-                count: 1,
-                text: None,
-            },
-        );
+            count: 1,
+            text: None,
+        });
         return;
     }
     // Misra-Gries: the new value and one occurrence of every kept value cancel out.
-    heavy.retain(|_, e| {
+    heavy.retain(|e| {
         e.count -= 1;
         e.count > 0
     });
 }
 
-fn merge_heavy_entry(heavy: &mut HashedMap<Entry>, hash: u64, e: Entry) {
-    match heavy.get_mut(&hash) {
+fn merge_heavy_entry(heavy: &mut HeavyTable, e: HeavyEntry) {
+    match heavy.get_mut(e.hash) {
         Some(x) => {
             x.count += e.count;
             if x.text.is_none() {
                 x.text = e.text;
             }
         }
-        None => {
-            heavy.insert(hash, e);
-        }
+        None => heavy.insert_new(e),
     }
 }
 
 /// Keeps at most [`HEAVY_CAPACITY`] entries by subtracting the next largest count from all.
-fn prune_heavy(heavy: &mut HashedMap<Entry>) {
+fn prune_heavy(heavy: &mut HeavyTable) {
     if heavy.len() <= HEAVY_CAPACITY {
         return;
     }
-    let mut counts: Vec<u64> = heavy.values().map(|e| e.count).collect();
+    let mut counts: Vec<u64> = heavy.iter().map(|e| e.count).collect();
     counts.sort_unstable_by(|a, b| b.cmp(a));
     let cut = counts[HEAVY_CAPACITY];
-    heavy.retain(|_, e| {
+    heavy.retain(|e| {
         e.count = e.count.saturating_sub(cut);
         e.count > 0
     });

@@ -4,4 +4,5 @@ pub(crate) mod bottomk;
 pub(crate) mod counts;
 pub(crate) mod flat;
 pub(crate) mod hash;
+pub(crate) mod heavy;
 pub(crate) mod hll;
