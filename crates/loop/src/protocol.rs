@@ -244,6 +244,10 @@ pub struct CandidateOutput {
     pub digest: String,
     /// The outputs as a prompt shows them (or how the run failed), cut.
     pub summary: String,
+    /// It could not be run on the samples at all (an input has no sample value): the tests
+    /// are all there is to choose by.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_runnable: bool,
 }
 
 /// Candidates that computed something else than the one the tests ran on, shown to the

@@ -99,10 +99,10 @@ impl Driver<'_> {
         spec.secrets.clone_from(&self.options.sandbox.secrets);
         for input in &self.contract.inputs {
             let Some(sample) = input.sample.clone().filter(|_| input.ty == IoType::File) else {
-                return Ok(not_run(&format!(
-                    "not run: input `{}` has no sample",
-                    input.name
-                )));
+                return Ok(CandidateOutput {
+                    not_runnable: true,
+                    ..not_run(&format!("not run: input `{}` has no sample", input.name))
+                });
             };
             spec = spec.input(&input.name, Value::File(sample));
         }
@@ -128,6 +128,7 @@ fn not_run(why: &str) -> CandidateOutput {
         ok: false,
         digest: String::new(),
         summary: why.to_owned(),
+        not_runnable: false,
     }
 }
 
@@ -163,6 +164,7 @@ fn describe(outcome: &RunOutcome) -> CandidateOutput {
         ok: true,
         digest: crate::journal::digest(&[&canonical]),
         summary: cut(summary.trim_end(), SUMMARY_CHARS),
+        not_runnable: false,
     }
 }
 

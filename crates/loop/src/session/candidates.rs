@@ -19,7 +19,7 @@ pub(super) struct Selection {
     /// What each computed, once run.
     outputs: Option<Vec<CandidateOutput>>,
     /// Candidates (indices) that computed the same outputs, largest group first; only groups
-    /// whose candidates ran to the end.
+    /// whose candidates ran to the end, and each candidate that could not be run on the samples.
     groups: Vec<Vec<usize>>,
     /// The packages the session had before the candidates added theirs.
     packages_before: BTreeSet<String>,
@@ -89,6 +89,12 @@ impl Session {
         };
         let mut groups: Vec<Vec<usize>> = Vec::new();
         for (index, output) in outputs.iter().enumerate().take(selection.candidates.len()) {
+            // A script that could not be run on the samples is a group of its own: the
+            // tests choose.
+            if output.not_runnable {
+                groups.push(vec![index]);
+                continue;
+            }
             if !output.ok {
                 continue;
             }
@@ -111,11 +117,18 @@ impl Session {
             .iter()
             .map(|g| g.len().to_string())
             .collect();
-        let change = format!(
-            "code: {written} candidates ran on the samples: {} group(s) of equal outputs ({}), {crashed} failed",
-            selection.groups.len(),
-            sizes.join(", ")
-        );
+        let unrunnable = outputs_unrunnable(selection);
+        let change = if unrunnable > 0 {
+            format!(
+                "code: {unrunnable} of {written} candidates could not be run on the samples (an input has no sample): the tests choose"
+            )
+        } else {
+            format!(
+                "code: {written} candidates ran on the samples: {} group(s) of equal outputs ({}), {crashed} failed",
+                selection.groups.len(),
+                sizes.join(", ")
+            )
+        };
         self.note(change);
         // One group (or none that ran to the end), or no tests to come: nothing to choose by
         // the tests; the largest group's script is kept.
@@ -230,7 +243,18 @@ impl Session {
     }
 }
 
-/// What the groups other than the kept script's computed, largest first.
+/// Candidates that could not be run on the samples.
+fn outputs_unrunnable(selection: &Selection) -> usize {
+    selection
+        .outputs
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .filter(|o| o.not_runnable)
+        .count()
+}
+
+/// What the groups other than the kept script's computed (those that ran), largest first.
 fn disagreement(selection: &Selection, kept: usize, scored: &[(usize, &TestRun)]) -> Disagreement {
     let outputs = selection.outputs.as_deref().unwrap_or_default();
     let summary = |index: usize| {
@@ -247,7 +271,7 @@ fn disagreement(selection: &Selection, kept: usize, scored: &[(usize, &TestRun)]
     let others = selection
         .groups
         .iter()
-        .filter(|g| g[0] != kept)
+        .filter(|g| g[0] != kept && outputs.get(g[0]).is_some_and(|o| o.ok))
         .take(SHOWN_GROUPS)
         .map(|group| {
             let run = scored.iter().find(|(c, _)| *c == group[0]).map(|(_, r)| *r);

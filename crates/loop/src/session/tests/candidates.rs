@@ -17,6 +17,7 @@ fn output(digest: &str) -> CandidateOutput {
         ok: true,
         digest: digest.to_owned(),
         summary: format!("total = {digest}"),
+        not_runnable: false,
     }
 }
 
@@ -25,6 +26,16 @@ fn crashed() -> CandidateOutput {
         ok: false,
         digest: String::new(),
         summary: "exit 1: ZeroDivisionError".to_owned(),
+        not_runnable: false,
+    }
+}
+
+fn not_runnable() -> CandidateOutput {
+    CandidateOutput {
+        ok: false,
+        digest: String::new(),
+        summary: "not run: input `tz` has no sample".to_owned(),
+        not_runnable: true,
     }
 }
 
@@ -342,4 +353,54 @@ fn a_new_script_after_escalation_is_several_candidates_again() {
         ),
         "{actions:?}"
     );
+}
+
+#[test]
+fn candidates_that_cannot_run_on_the_samples_are_each_tested() {
+    let mut s = session(limits(3));
+    up_to_candidates(
+        &mut s,
+        vec![
+            candidate(&code_of(7), &["pandas"]),
+            candidate(&code_of(6), &["pandas"]),
+            candidate(&code_of(5), &["pandas"]),
+        ],
+    );
+    ran_on_the_samples(&mut s, vec![not_runnable(), not_runnable(), not_runnable()]);
+    tests_written(&mut s);
+    assert_eq!(
+        s.next_action(),
+        Action::TestCandidates {
+            scripts: vec![code_of(7), code_of(6), code_of(5)]
+        }
+    );
+    let passing = |n: usize| TestRun {
+        results: (0..2)
+            .map(|i| {
+                let outcome = if i < n {
+                    TestOutcome::Passed
+                } else {
+                    TestOutcome::Failed
+                };
+                result(&format!("test_solution.py::test_{i}"), outcome, "")
+            })
+            .collect(),
+        output: String::new(),
+    };
+    s.apply(Event::CandidatesTested {
+        runs: vec![passing(0), passing(1), passing(0)],
+    });
+    assert_eq!(s.code(), Some(code_of(6).as_str()));
+    assert_eq!(
+        s.history()[0].changes[0],
+        "code: 3 of 3 candidates could not be run on the samples (an input has no sample): the tests choose"
+    );
+    // Nothing is known of what the others computed: the diagnosis is a plain one.
+    assert!(matches!(
+        s.next_action(),
+        Action::Diagnose {
+            disagreement: None,
+            ..
+        }
+    ));
 }
