@@ -32,6 +32,11 @@ pub struct Message {
     /// For a tool message: the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Byte offsets in `content` where a beginning shared with other calls ends (the task every
+    /// step repeats, say). Anthropic's wire marks each such beginning for its prompt cache;
+    /// the others send the text as it is (their caches find common beginnings by themselves).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cache_breaks: Vec<usize>,
 }
 
 impl Message {
@@ -41,7 +46,15 @@ impl Message {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            cache_breaks: Vec::new(),
         }
+    }
+
+    /// This message with `breaks` as its [`Message::cache_breaks`].
+    #[must_use]
+    pub fn with_cache_breaks(mut self, breaks: Vec<usize>) -> Self {
+        self.cache_breaks = breaks;
+        self
     }
 
     /// A system message.

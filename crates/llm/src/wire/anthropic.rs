@@ -75,10 +75,7 @@ fn messages(messages: &[Message]) -> Vec<Value> {
     for message in messages {
         let (role, blocks) = match message.role {
             Role::System => continue,
-            Role::User => (
-                "user",
-                vec![json!({"type": "text", "text": message.content})],
-            ),
+            Role::User => ("user", user_blocks(message)),
             Role::Tool => (
                 "user",
                 vec![json!({
@@ -106,6 +103,34 @@ fn messages(messages: &[Message]) -> Vec<Value> {
     out.into_iter()
         .map(|(role, blocks)| json!({"role": role, "content": blocks}))
         .collect()
+}
+
+/// Beginnings of one user message marked for the cache, at most (with the system prompt's and
+/// the conversation's marks, Anthropic's limit of four).
+const USER_CACHE_BREAKS: usize = 2;
+
+/// A user message's text blocks: split where a shared beginning ends (the last
+/// [`USER_CACHE_BREAKS`] of its valid [`Message::cache_breaks`]), each such beginning marked.
+fn user_blocks(message: &Message) -> Vec<Value> {
+    let text = message.content.as_str();
+    let mut breaks: Vec<usize> = message
+        .cache_breaks
+        .iter()
+        .copied()
+        .filter(|&at| at > 0 && at < text.len() && text.is_char_boundary(at))
+        .collect();
+    breaks.sort_unstable();
+    breaks.dedup();
+    let breaks = &breaks[breaks.len().saturating_sub(USER_CACHE_BREAKS)..];
+    let mut blocks = Vec::with_capacity(breaks.len() + 1);
+    let mut start = 0;
+    for &end in breaks {
+        blocks
+            .push(json!({"type": "text", "text": &text[start..end], "cache_control": ephemeral()}));
+        start = end;
+    }
+    blocks.push(json!({"type": "text", "text": &text[start..]}));
+    blocks
 }
 
 /// In a conversation that grows call by call (a repair round, a tool loop), the next call
@@ -212,5 +237,43 @@ mod tests {
         let mut one = vec![json!({"role": "user", "content": [{"type": "text", "text": "a"}]})];
         mark_conversation_prefix(&mut one);
         assert!(one[0]["content"][0].get("cache_control").is_none());
+    }
+
+    #[test]
+    fn shared_beginnings_of_a_user_message_are_marked_blocks_of_the_same_text() {
+        let text = "Task: sum é\nThe tests: t\nThese failed: f\nDiagnose.";
+        let task_end = text.find("The tests").unwrap();
+        let report_end = text.find("Diagnose").unwrap();
+        // 0, the text's length, a split inside `é` and an offset past the end are not
+        // beginnings; the first of three valid ones is dropped (Anthropic allows four marks).
+        let inside = text.find('é').unwrap() + 1;
+        let message = Message::user(text).with_cache_breaks(vec![
+            report_end,
+            0,
+            text.len(),
+            inside,
+            999,
+            3,
+            task_end,
+            task_end,
+        ]);
+        let blocks = user_blocks(&message);
+        let texts: Vec<&str> = blocks.iter().map(|b| b["text"].as_str().unwrap()).collect();
+        assert_eq!(texts.concat(), text, "the text is sent whole, in order");
+        assert_eq!(
+            texts,
+            [
+                &text[..task_end],
+                &text[task_end..report_end],
+                &text[report_end..]
+            ]
+        );
+        let marked: Vec<bool> = blocks
+            .iter()
+            .map(|b| b.get("cache_control").is_some())
+            .collect();
+        assert_eq!(marked, [true, true, false]);
+        let plain = user_blocks(&Message::user(text));
+        assert_eq!(plain, vec![json!({"type": "text", "text": text})]);
     }
 }

@@ -4,6 +4,7 @@
 
 mod candidates;
 pub(crate) mod environment;
+mod run_report;
 mod test_run;
 mod write;
 
@@ -19,15 +20,14 @@ use crate::LoopError;
 use crate::installable::keep_installable;
 use crate::journal::Journal;
 use crate::options::GenerateOptions;
-use crate::protocol::{
-    Action, Disagreement, Event, FailedTest, FailureKind, RoutedFailure, TestOutcome,
-};
+use crate::protocol::{Action, Disagreement, Event, FailedTest, FailureKind, RoutedFailure};
 use crate::pysrc::splice::{function_name, function_source};
 use crate::repairs::Repairs;
 use crate::request::Contract;
 use crate::rundir::RunDir;
 use crate::session::Session;
-use crate::steps::{FAILURE_OUTPUT_LIMIT, Steps, tail};
+use crate::steps::Steps;
+use run_report::run_report;
 
 /// Characters of the script shown when asking for a Debian package in place of a missing one.
 const REPLACEMENT_CODE_CHARS: usize = 1_500;
@@ -174,8 +174,9 @@ impl Driver<'_> {
                         value
                     })
                     .collect();
+                let run = run_report(session, session.diagnosed(), &session.anchors());
                 steps
-                    .fix_tests(json!({"failures": failures, "rejected": rejected}))
+                    .fix_tests(json!({"run": run, "failures": failures, "rejected": rejected}))
                     .await
             }
             Action::Finish(_) => Err(LoopError::InvalidRequest(
@@ -196,19 +197,6 @@ impl Driver<'_> {
         passing: Vec<String>,
         disagreement: Option<Disagreement>,
     ) -> Result<Event, LoopError> {
-        let traces = shown_traces(failures.iter().map(|f| f.trace.as_deref()));
-        let failures: Vec<_> = failures
-            .iter()
-            .zip(traces)
-            .map(|(f, trace)| {
-                json!({
-                    "test_id": f.test_id,
-                    "outcome": outcome_name(f.outcome),
-                    "output": tail(&f.output, FAILURE_OUTPUT_LIMIT),
-                    "trace": trace,
-                })
-            })
-            .collect();
         let history: Vec<_> = session
             .history()
             .iter()
@@ -222,11 +210,7 @@ impl Driver<'_> {
         let mut event = self
             .steps
             .diagnose(json!({
-                "code": session.code().unwrap_or_default(),
-                "tests": session.tests().unwrap_or_default(),
-                "packages": session.packages(),
-                "failures": failures,
-                "passing": passing,
+                "run": run_report(session, failures, &passing),
                 "history": history,
                 "disagreement": disagreement,
             }))
@@ -246,57 +230,11 @@ fn fixed_by(kind: FailureKind) -> &'static str {
     }
 }
 
-/// Failures shown with the values the script computed, at most this many per prompt (each
-/// trace is hundreds of tokens; a small model's context holds a few).
-const TRACED_FAILURES: usize = 2;
-
-/// Characters of a trace a prompt shows (its end: the values right before the failure).
-const TRACE_PROMPT_LIMIT: usize = 2_500;
-
-/// The trace each failure's prompt entry shows: the first [`TRACED_FAILURES`] traces, cut.
-fn shown_traces<'t>(
-    traces: impl Iterator<Item = Option<&'t str>>,
-) -> impl Iterator<Item = Option<String>> {
-    let mut shown = 0;
-    traces.map(move |trace| {
-        let trace = trace.filter(|_| shown < TRACED_FAILURES)?;
-        shown += 1;
-        Some(tail(trace, TRACE_PROMPT_LIMIT))
-    })
-}
-
-/// The prompt entries of failures on their way to a fixer.
-fn routed_json_all(failures: &[RoutedFailure]) -> Vec<serde_json::Value> {
-    let traces = shown_traces(failures.iter().map(|f| f.trace.as_deref()));
-    failures
-        .iter()
-        .zip(traces)
-        .map(|(f, trace)| {
-            let mut value = routed_json(f);
-            value["trace"] = json!(trace);
-            value
-        })
-        .collect()
-}
-
 fn routed_json(failure: &RoutedFailure) -> serde_json::Value {
     json!({
         "test_id": failure.test_id,
-        "output": tail(&failure.output, FAILURE_OUTPUT_LIMIT),
         "evidence": failure.evidence,
         "fix": failure.fix,
         "reclassified": failure.reclassified_from.is_some_and(|from| from != failure.kind),
     })
-}
-
-fn outcome_name(outcome: TestOutcome) -> &'static str {
-    match outcome {
-        TestOutcome::Passed => "passed",
-        TestOutcome::Failed => "failed",
-        TestOutcome::Error => "error in a fixture",
-        TestOutcome::Skipped => "skipped",
-        TestOutcome::XFailed => "xfailed",
-        TestOutcome::XPassed => "unexpectedly passed",
-        TestOutcome::CollectionError => "could not be collected",
-    }
 }

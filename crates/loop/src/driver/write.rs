@@ -7,7 +7,8 @@ use autocoder_llm::{CallParams, LlmError};
 use autocoder_prompts::Prompts;
 use serde_json::json;
 
-use super::{Driver, routed_json_all};
+use super::run_report::run_report;
+use super::{Driver, routed_json};
 use crate::LoopError;
 use crate::answers::strip_code_fence;
 use crate::prompt::TaskView;
@@ -195,15 +196,15 @@ impl Driver<'_> {
         let current = session.code().unwrap_or_default().to_owned();
         let fences = self.steps.task.code_in_fences;
         let whole_script = fences || current.lines().count() <= WHOLE_SCRIPT_LINES;
-        let failures = routed_json_all(failures);
+        let failures: Vec<_> = failures.iter().map(routed_json).collect();
+        let run = run_report(session, session.diagnosed(), &passing);
         let prompts = self.steps.prompts;
         let mut sent_back = SentBack::default();
         let mut spent = Usage::default();
         loop {
             let context = json!({
-                "code": current,
+                "run": run,
                 "failures": failures,
-                "passing": passing,
                 "rejected": rejected,
                 "whole_script": whole_script,
             });

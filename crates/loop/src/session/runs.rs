@@ -98,6 +98,7 @@ impl Session {
             return;
         }
         self.anchors = passed;
+        self.diagnosed.clone_from(&failures);
         self.queue.push_back(Action::Diagnose {
             failures,
             passing: self.anchors.iter().cloned().collect(),

@@ -7,7 +7,7 @@ use std::hash::{Hash, Hasher};
 use serde::{Deserialize, Serialize};
 
 use super::Limits;
-use crate::protocol::{Action, Event, Finish, Plan, RoutedFailure, TestRun};
+use crate::protocol::{Action, Event, FailedTest, Finish, Plan, RoutedFailure, TestRun};
 use crate::reclassify::Reclassifier;
 
 /// Escalations a run makes at most: new tests, a new script, new tests, a new script.
@@ -79,6 +79,9 @@ pub struct Session {
     pub(super) reclassifier: Reclassifier,
     pub(super) ran: HashSet<u64>,
     pub(super) last_run: Option<TestRun>,
+    /// The failures of the last run sent to a diagnosis, as it was shown them: the fixes that
+    /// follow are shown the same run.
+    pub(super) diagnosed: Vec<FailedTest>,
     pub(super) anchors: BTreeSet<String>,
     pub(super) previous_code: Option<String>,
     pub(super) queue: VecDeque<Action>,
@@ -122,6 +125,7 @@ impl Session {
             reclassifier: Reclassifier::new(),
             ran: HashSet::new(),
             last_run: None,
+            diagnosed: Vec::new(),
             anchors: BTreeSet::new(),
             previous_code: None,
             queue: VecDeque::new(),
@@ -175,6 +179,14 @@ impl Session {
     /// The most recent test run.
     pub fn last_run(&self) -> Option<&TestRun> {
         self.last_run.as_ref()
+    }
+    /// The failures of the last run sent to a diagnosis: the run its fixes answer.
+    pub fn diagnosed(&self) -> &[FailedTest] {
+        &self.diagnosed
+    }
+    /// The tests that passed in the last run and must keep passing.
+    pub fn anchors(&self) -> Vec<String> {
+        self.anchors.iter().cloned().collect()
     }
     /// One entry per test run.
     pub fn history(&self) -> &[Iteration] {

@@ -22,14 +22,35 @@ pub(super) fn usage(value: autocoder_llm::Usage) -> Usage {
 }
 
 impl Steps<'_> {
+    /// The system prompt and `text` asked for with `extra`, the ends of the beginnings `text`
+    /// shares with the run's other prompts marked for a prompt cache: the task (every step's)
+    /// and, for the diagnosis and the fixes, the test run's report (`loop/_report.j2`).
+    pub(super) fn messages(&self, text: String, extra: &Value) -> Result<[Message; 2], LoopError> {
+        let mut shared = vec!["loop/task.j2"];
+        if extra.get("run").is_some() {
+            shared.push("loop/_report.j2");
+        }
+        let mut breaks = Vec::new();
+        for template in shared {
+            let prefix = render(self.prompts, template, self.task, extra.clone())?;
+            if text.starts_with(&prefix) {
+                breaks.push(prefix.len());
+            }
+        }
+        Ok([
+            Message::system(self.system.clone()),
+            Message::user(text).with_cache_breaks(breaks),
+        ])
+    }
+
     pub(super) async fn ask<T: DeserializeOwned + JsonSchema>(
         &self,
         step: &str,
         template: &str,
         extra: Value,
     ) -> Result<(T, Usage), LoopError> {
-        let text = render(self.prompts, template, self.task, extra)?;
-        let messages = [Message::system(self.system.clone()), Message::user(text)];
+        let text = render(self.prompts, template, self.task, extra.clone())?;
+        let messages = self.messages(text, &extra)?;
         let answer = self.client.structured::<T>(step, &messages).await?;
         Ok((answer.value, usage(answer.usage)))
     }
@@ -43,8 +64,8 @@ impl Steps<'_> {
         extra: Value,
         check: impl Fn(&T) -> Result<(), String> + Send + Sync,
     ) -> Result<(T, Usage), LoopError> {
-        let text = render(self.prompts, template, self.task, extra)?;
-        let messages = [Message::system(self.system.clone()), Message::user(text)];
+        let text = render(self.prompts, template, self.task, extra.clone())?;
+        let messages = self.messages(text, &extra)?;
         let answer = self
             .client
             .structured_validated::<T>(step, &messages, check)
@@ -63,8 +84,8 @@ impl Steps<'_> {
         params: &CallParams,
         check: impl Fn(&str) -> Result<(), String>,
     ) -> Result<(String, Usage), LoopError> {
-        let text = render(self.prompts, template, self.task, extra)?;
-        let messages = [Message::system(self.system.clone()), Message::user(text)];
+        let text = render(self.prompts, template, self.task, extra.clone())?;
+        let messages = self.messages(text, &extra)?;
         let answer = self.client.chat(step, &messages, params).await?;
         let checked = fenced_block(&answer.text)
             .ok_or_else(|| "no complete ```python code block (cut off, or none written)".to_owned())
@@ -89,11 +110,11 @@ impl Steps<'_> {
         extra: Value,
         params: &CallParams,
     ) -> Result<Option<(Vec<String>, Usage)>, LoopError> {
-        let text = render(self.prompts, template, self.task, extra)?;
+        let text = render(self.prompts, template, self.task, extra.clone())?;
         if self.repeats(step, &text, params) {
             return Ok(None);
         }
-        let messages = [Message::system(self.system.clone()), Message::user(text)];
+        let messages = self.messages(text, &extra)?;
         let answer = self.client.chat(step, &messages, params).await?;
         let blocks = fenced_blocks(&answer.text);
         if blocks.is_empty() {

@@ -1,7 +1,7 @@
 //! One function per model step: render the step's template, ask for its answer type, and turn
 //! the answer into the session's [`Event`]. Prompt words stay in `templates/loop/`.
 
-use autocoder_llm::{CallParams, LlmClient, LlmError, Message};
+use autocoder_llm::{CallParams, LlmClient, LlmError};
 use autocoder_prompts::Prompts;
 use serde_json::{Value, json};
 
@@ -64,8 +64,8 @@ impl Steps<'_> {
             };
             return Ok((answer, usage));
         }
-        let text = render(self.prompts, "loop/code.j2", self.task, context)?;
-        let messages = [Message::system(self.system.clone()), Message::user(text)];
+        let text = render(self.prompts, "loop/code.j2", self.task, context.clone())?;
+        let messages = self.messages(text, &context)?;
         let answer = self
             .client
             .structured_with::<CodeAnswer>("code", &messages, params)
@@ -163,11 +163,11 @@ impl Steps<'_> {
                 Err(err) => degrade(err, "fix_code").map(|()| Default::default()),
             };
         }
-        let text = render(self.prompts, "loop/fix_code.j2", self.task, context)?;
+        let text = render(self.prompts, "loop/fix_code.j2", self.task, context.clone())?;
         if self.repeats("fix_code", &text, &params) {
             return Ok(Default::default());
         }
-        let messages = [Message::system(self.system.clone()), Message::user(text)];
+        let messages = self.messages(text, &context)?;
         match self
             .client
             .structured_validated_with::<CodeEditsAnswer>(
@@ -214,11 +214,16 @@ impl Steps<'_> {
                 Err(err) => degrade(err, "fix_tests").map(|()| nothing()),
             };
         }
-        let text = render(self.prompts, "loop/fix_tests.j2", self.task, context)?;
+        let text = render(
+            self.prompts,
+            "loop/fix_tests.j2",
+            self.task,
+            context.clone(),
+        )?;
         if self.repeats("fix_tests", &text, &CallParams::default()) {
             return Ok(nothing());
         }
-        let messages = [Message::system(self.system.clone()), Message::user(text)];
+        let messages = self.messages(text, &context)?;
         match self
             .client
             .structured::<TestPatchesAnswer>("fix_tests", &messages)

@@ -147,7 +147,12 @@ fn cache_dir() -> PathBuf {
 
 impl Fixture {
     fn client(&self) -> LlmClient {
-        let mut config = LlmConfig::new(ModelSpec::parse("openai/scripted").unwrap());
+        self.client_of("openai/scripted")
+    }
+
+    /// A client of the scripted server speaking `model`'s provider's wire format.
+    fn client_of(&self, model: &str) -> LlmClient {
+        let mut config = LlmConfig::new(ModelSpec::parse(model).unwrap());
         config.api_base = Some(self.server.base_url());
         config.conversation_log = Some(self.dir.path().join("run/conversation.jsonl"));
         config.retry = RetryPolicy {
@@ -301,6 +306,84 @@ async fn a_logic_error_is_fixed_by_a_code_edit() {
         !diagnose.contains("computed during this test"),
         "values are traced only when asked: {diagnose}"
     );
+}
+
+/// The user message of request `index`, as the OpenAI wire sent it.
+fn user_text(f: &Fixture, index: usize) -> String {
+    let body = &f.server.requests()[index].body;
+    body["messages"][1]["content"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_diagnosis_and_its_fix_begin_alike_so_the_fix_is_read_from_the_prompt_cache() {
+    let f = fixture(up_to_a_code_fix(vec![code_fix()])).await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps()[3..], ["diagnose", "fix_code"]);
+    let (diagnose, fix) = (user_text(&f, 3), user_text(&f, 4));
+    let shared = diagnose
+        .bytes()
+        .zip(fix.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    // Everything before the diagnosis's own request is the fix's beginning too: the task, the
+    // tests, the script, the failures with pytest's output.
+    let own = diagnose.find("Diagnose every failing test").unwrap();
+    assert!(
+        shared >= own,
+        "shared {shared} of {own}:\n{}",
+        &diagnose[..own]
+    );
+    assert!(diagnose[..shared].contains("def test_total_is_revenue"));
+    assert!(diagnose[..shared].contains("AssertionError"));
+    assert!(
+        shared * 10 >= fix.len() * 7,
+        "{shared} of the fix's {} bytes are shared",
+        fix.len()
+    );
+    // Every step's prompt begins with the task: the plan's beginning is the diagnosis's.
+    let plan = user_text(&f, 0);
+    let task_end = plan.find("Before any code is written").unwrap();
+    assert_eq!(plan[..task_end], diagnose[..task_end]);
+}
+
+#[tokio::test]
+async fn anthropic_requests_mark_the_task_and_the_report_for_the_prompt_cache() {
+    let f = fixture(up_to_a_code_fix(vec![code_fix()])).await;
+    let options = GenerateOptions {
+        model: "anthropic/scripted".into(),
+        ..f.options()
+    };
+    let result = generate(&options, &f.client_of("anthropic/scripted"), &|_| {})
+        .await
+        .unwrap();
+    assert!(result.success, "{result:#?}");
+    let requests = f.server.requests();
+    let blocks = |index: usize| -> Vec<(String, bool)> {
+        requests[index].body["messages"][0]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                let text = b["text"].as_str().unwrap_or_default().to_owned();
+                (text, b.get("cache_control").is_some())
+            })
+            .collect()
+    };
+    let plan = blocks(0);
+    assert_eq!(plan.len(), 2, "the task, then the plan's request: {plan:?}");
+    assert!(plan[0].1 && !plan[1].1);
+    let (diagnose, fix) = (blocks(3), blocks(4));
+    assert_eq!(diagnose.len(), 3, "task, report, request");
+    let marked: Vec<bool> = diagnose.iter().map(|(_, marked)| *marked).collect();
+    assert_eq!(marked, [true, true, false]);
+    assert_eq!(diagnose[0].0, plan[0].0, "one task block for every step");
+    assert!(
+        diagnose[1].0.contains("AssertionError"),
+        "{:?}",
+        diagnose[1]
+    );
+    assert_eq!(fix[..2], diagnose[..2], "the fix reads the same two blocks");
 }
 
 #[tokio::test]

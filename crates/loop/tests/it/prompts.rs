@@ -7,6 +7,17 @@ use autocoder_loop::request::{Contract, Declaration, Sample};
 use autocoder_prompts::Prompts;
 use serde_json::json;
 
+/// The `run` a diagnosis and its fixes are shown: `failures` over a one-line script and test.
+fn run_of(failures: &[&serde_json::Value], passing: &[&str]) -> serde_json::Value {
+    json!({
+        "code": "print('hi')",
+        "tests": "def test_total(run_solution):\n    pass",
+        "packages": [],
+        "failures": failures,
+        "passing": passing,
+    })
+}
+
 fn task() -> TaskView {
     let dir = tempfile::tempdir().unwrap();
     let sample = dir.path().join("sales.csv");
@@ -160,9 +171,14 @@ fn code_in_fences_asks_for_code_blocks_not_json() {
         "Answer with the full test file (we save it as `test_solution.py`) in one ```python block"
     ));
     assert!(!tests.contains("Answer with JSON"));
-    let fix = render(&prompts, "loop/fix_code.j2", &view, json!({
-        "code": "print('hi')", "failures": [], "passing": [], "rejected": [], "whole_script": false,
-    }))
+    let fix = render(
+        &prompts,
+        "loop/fix_code.j2",
+        &view,
+        json!({
+            "run": run_of(&[], &[]), "failures": [], "rejected": [], "whole_script": false,
+        }),
+    )
     .unwrap();
     assert!(
         fix.contains("the wrong lines copied exactly in one block, then their corrected version"),
@@ -171,6 +187,8 @@ fn code_in_fences_asks_for_code_blocks_not_json() {
     assert!(!fix.contains("Answer with JSON"));
     let failure = json!({
         "test_id": "test_solution.py::test_total",
+        "outcome": "failed",
+        "trace": null,
         "kind": "test_error",
         "evidence": "the test expects 7 where its rows give 6",
         "fix": "compute the expected total from the rows",
@@ -182,7 +200,7 @@ fn code_in_fences_asks_for_code_blocks_not_json() {
         &prompts,
         "loop/fix_tests.j2",
         &view,
-        json!({"failures": [failure], "rejected": []}),
+        json!({"run": run_of(&[&failure], &[]), "failures": [failure], "rejected": []}),
     )
     .unwrap();
     assert!(!fix_tests.contains("Answer with JSON"), "{fix_tests}");
@@ -195,6 +213,7 @@ fn a_reclassified_failure_tells_the_other_fixer_the_first_diagnosis_was_wrong() 
     let view = task();
     let failure = json!({
         "test_id": "test_solution.py::test_missing_file_fails",
+        "outcome": "failed",
         "output": "E       AssertionError: assert 0 != 0",
         "evidence": "the test calls the fixture wrongly",
         "fix": "replace solution.run_solution with solution.main in the test",
@@ -207,7 +226,7 @@ fn a_reclassified_failure_tells_the_other_fixer_the_first_diagnosis_was_wrong() 
         "loop/fix_code.j2",
         &view,
         json!({
-            "code": "print('hi')", "failures": [failure.clone()], "passing": [], "rejected": [],
+            "run": run_of(&[&failure], &[]), "failures": [failure.clone()], "rejected": [],
             "whole_script": true,
         }),
     )
@@ -224,7 +243,7 @@ fn a_reclassified_failure_tells_the_other_fixer_the_first_diagnosis_was_wrong() 
         "loop/fix_tests.j2",
         &view,
         json!({
-            "failures": [failure], "rejected": [],
+            "run": run_of(&[&failure], &[]), "failures": [failure], "rejected": [],
         }),
     )
     .unwrap();
@@ -255,9 +274,7 @@ fn a_traced_failure_shows_what_the_script_computed_to_the_diagnosis_and_the_fix(
         "loop/diagnose.j2",
         &view,
         json!({
-            "code": "print('hi')", "tests": "def test_total(run_solution):\n    pass",
-            "packages": [], "failures": [failure.clone()], "passing": [], "history": [],
-            "disagreement": null,
+            "run": run_of(&[&failure], &[]), "history": [], "disagreement": null,
         }),
     )
     .unwrap();
@@ -266,7 +283,7 @@ fn a_traced_failure_shows_what_the_script_computed_to_the_diagnosis_and_the_fix(
         "loop/fix_code.j2",
         &view,
         json!({
-            "code": "print('hi')", "failures": [failure], "passing": [], "rejected": [],
+            "run": run_of(&[&failure], &[]), "failures": [failure], "rejected": [],
             "whole_script": true,
         }),
     )
@@ -298,14 +315,12 @@ fn diagnosis_and_fix_prompts() {
         "source": "def test_total(run_solution):\n    assert run_solution({\"min_qty\": 1}).outputs[\"total\"] == 8.0\n",
         "trace": null,
     });
+    let mut run_with_pandas = run_of(&[&failure], &["test_solution.py::test_region"]);
+    run_with_pandas["packages"] = json!(["pandas"]);
     insta::assert_snapshot!(
         "diagnose",
         render(&prompts, "loop/diagnose.j2", &view, json!({
-            "code": "print('hi')",
-            "tests": "def test_total(run_solution):\n    pass",
-            "packages": ["pandas"],
-            "failures": [failure.clone()],
-            "passing": ["test_solution.py::test_region"],
+            "run": run_with_pandas.clone(),
             "history": [{"test_id": "test_solution.py::test_total", "kind": "logic", "fixed_by": "a code edit"}],
             "disagreement": null,
         })).unwrap()
@@ -317,9 +332,8 @@ fn diagnosis_and_fix_prompts() {
             "loop/fix_code.j2",
             &view,
             json!({
-                "code": "print('hi')",
+                "run": run_with_pandas.clone(),
                 "failures": [failure.clone()],
-                "passing": [],
                 "rejected": ["the excerpt starting `x = 1` is not in the script; copy it exactly"],
                 "whole_script": false,
             })
@@ -333,9 +347,8 @@ fn diagnosis_and_fix_prompts() {
             "loop/fix_code.j2",
             &view,
             json!({
-                "code": "print('hi')",
+                "run": run_with_pandas.clone(),
                 "failures": [failure.clone()],
-                "passing": ["test_solution.py::test_region"],
                 "rejected": [],
                 "whole_script": true,
             })
@@ -348,7 +361,7 @@ fn diagnosis_and_fix_prompts() {
             &prompts,
             "loop/fix_tests.j2",
             &view,
-            json!({"failures": [failure], "rejected": []})
+            json!({"run": run_with_pandas, "failures": [failure], "rejected": []})
         )
         .unwrap()
     );
@@ -751,8 +764,7 @@ fn a_diagnosis_sees_what_the_other_candidates_computed() {
         "loop/diagnose.j2",
         &view,
         json!({
-            "code": "print('hi')", "tests": "def test_total(run_solution):\n    pass",
-            "packages": [], "failures": [failure], "passing": [], "history": [],
+            "run": run_of(&[&failure], &[]), "history": [],
             "disagreement": {
                 "written": 3, "agreeing": 1, "tested": "total = 7.5",
                 "others": [{"count": 2, "outputs": "total = 8.0", "code": other_code,
@@ -783,4 +795,50 @@ fn a_diagnosis_sees_what_the_other_candidates_computed() {
         code < prompt.find("Diagnose every failing test").unwrap(),
         "{prompt}"
     );
+}
+
+#[test]
+fn the_diagnosis_and_both_fixes_begin_with_the_same_report_of_the_run() {
+    let prompts = Prompts::embedded().unwrap();
+    let view = task();
+    let failure = json!({
+        "test_id": "test_solution.py::test_total",
+        "outcome": "failed",
+        "output": "E   AssertionError: assert 7.5 == 8.0",
+        "trace": "line 3 (total): total = 7.5",
+        "evidence": "3 * 2.5 = 7.5",
+        "fix": "expect 7.5",
+        "reclassified": false,
+        "source": "def test_total(run_solution):\n    pass\n",
+    });
+    let run = run_of(&[&failure], &["test_solution.py::test_region"]);
+    let report = render(&prompts, "loop/_report.j2", &view, json!({"run": run})).unwrap();
+    // The report is the long part: the task, the tests, the script and every failure.
+    for part in [
+        "def test_total(run_solution)",
+        "print('hi')",
+        "assert 7.5 == 8.0",
+        "total = 7.5",
+        "`test_solution.py::test_region`",
+    ] {
+        assert!(report.contains(part), "{part} missing from {report}");
+    }
+    let diagnose = json!({"run": run, "history": [], "disagreement": null});
+    let fix_code = json!({"run": run, "failures": [failure], "rejected": [], "whole_script": true});
+    let fix_tests = json!({"run": run, "failures": [failure], "rejected": []});
+    for (template, context) in [
+        ("loop/diagnose.j2", diagnose),
+        ("loop/fix_code.j2", fix_code),
+        ("loop/fix_tests.j2", fix_tests),
+    ] {
+        let prompt = render(&prompts, template, &view, context).unwrap();
+        assert!(
+            prompt.starts_with(&report),
+            "{template} does not begin with the report"
+        );
+        assert!(
+            prompt.len() > report.len() + 200,
+            "{template} adds its own request"
+        );
+    }
 }
