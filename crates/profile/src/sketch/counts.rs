@@ -310,6 +310,59 @@ mod tests {
         c.add(h, s, crate::sketch::hash::key3(1, 2, row));
     }
 
+    /// Counts of `values` with an exact bound of 1,000, and the `HyperLogLog` every value's hash
+    /// would give.
+    fn counted(values: impl Iterator<Item = String>, reference: &mut Hll) -> ValueCounts {
+        let mut c = ValueCounts::new(1000, 14);
+        for (row, v) in values.enumerate() {
+            add(&mut c, &v, row as u64);
+            reference.add(hash_bytes(v.as_bytes(), 0));
+        }
+        c
+    }
+
+    #[test]
+    fn the_sketch_is_fed_only_past_the_bound_and_then_from_every_value() {
+        // Below the bound nothing goes to the sketch: the count is the number of values.
+        let mut reference = Hll::with_bits(14);
+        let small = counted((0..1000).map(|i| format!("s{i}")), &mut reference);
+        assert!(small.hll.is_none() && small.is_exact());
+        assert_eq!(small.summary(1).distinct, 1000);
+        // One chunk overflows, the next stays exact; merged in either order, the sketch holds
+        // the values of both (the exact side's from its map), as if it had seen every value.
+        for overflowing_first in [true, false] {
+            let mut reference = Hll::with_bits(14);
+            let many = counted((0..5000).map(|i| format!("v{i}")), &mut reference);
+            assert!(!many.is_exact());
+            // Half of these are new, half repeat the other chunk's.
+            let few = counted((4600..5400).map(|i| format!("v{i}")), &mut reference);
+            assert!(few.is_exact());
+            let (mut a, b) = if overflowing_first {
+                (many, few)
+            } else {
+                (few, many)
+            };
+            a.merge(b);
+            let s = a.summary(1);
+            assert!(!s.exact);
+            assert_eq!(s.distinct, reference.estimate());
+            let truth = 5000.0 + 400.0;
+            assert!((s.distinct as f64 - truth).abs() / truth < 4.0 * a.relative_error());
+        }
+        // Two exact chunks whose union outgrows the bound switch to the sketch together.
+        let mut reference = Hll::with_bits(14);
+        let mut a = counted((0..700).map(|i| format!("a{i}")), &mut reference);
+        a.merge(counted((0..700).map(|i| format!("b{i}")), &mut reference));
+        assert!(!a.is_exact());
+        assert_eq!(a.summary(1).distinct, reference.estimate());
+        // Two exact chunks whose union fits stay exact.
+        let mut reference = Hll::with_bits(14);
+        let mut a = counted((0..600).map(|i| format!("c{i}")), &mut reference);
+        a.merge(counted((300..900).map(|i| format!("c{i}")), &mut reference));
+        assert!(a.is_exact());
+        assert_eq!(a.summary(1).distinct, 900);
+    }
+
     #[test]
     fn exact_below_the_bound_and_heavy_hitters_above() {
         let mut c = ValueCounts::new(100, 14);
