@@ -26,7 +26,7 @@ if [ -n "${AGENT:-}" ]; then
   MODE=(--agent --tool-protocol json --max-turns "${MAX_TURNS:-16}")
 fi
 case "${1:-}" in
-  --record) model=(--model "$RECORDED_MODEL" --api-base "$RECORDED_BASE" "${RECORDED_PARAMS[@]}" --request-timeout 1800 --record "$CASSETTE"); rm -f "$CASSETTE" ;;
+  --record) model=(--model "$RECORDED_MODEL" --api-base "$RECORDED_BASE" "${RECORDED_PARAMS[@]}" --request-timeout 1800 ${MAX_ITERATIONS:+--max-iterations "$MAX_ITERATIONS"} --record "$CASSETTE"); rm -f "$CASSETTE" ;;
   --live) model=(--model "${AUTOCODER_MODEL:?set AUTOCODER_MODEL, e.g. openai/gpt-4.1}") ;;
   "") model=(--model "$RECORDED_MODEL" --api-base "$RECORDED_BASE" "${RECORDED_PARAMS[@]}" --replay "$CASSETTE") ;;
   *) echo "usage: $0 [--record|--live]" >&2; exit 2 ;;
