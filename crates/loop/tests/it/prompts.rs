@@ -18,6 +18,21 @@ fn run_of(failures: &[&serde_json::Value], passing: &[&str]) -> serde_json::Valu
     })
 }
 
+/// A failure of `test_total` as the report shows it, with `output` and no trace; `more` adds the
+/// diagnosis' fields or replaces these.
+fn failure(output: &str, more: serde_json::Value) -> serde_json::Value {
+    let mut failure = json!({
+        "test_id": "test_solution.py::test_total",
+        "outcome": "failed",
+        "output": output,
+        "trace": null,
+    });
+    if let (Some(fields), serde_json::Value::Object(more)) = (failure.as_object_mut(), more) {
+        fields.extend(more);
+    }
+    failure
+}
+
 fn task() -> TaskView {
     let dir = tempfile::tempdir().unwrap();
     let sample = dir.path().join("sales.csv");
@@ -185,17 +200,16 @@ fn code_in_fences_asks_for_code_blocks_not_json() {
         "{fix}"
     );
     assert!(!fix.contains("Answer with JSON"));
-    let failure = json!({
-        "test_id": "test_solution.py::test_total",
-        "outcome": "failed",
-        "trace": null,
-        "kind": "test_error",
-        "evidence": "the test expects 7 where its rows give 6",
-        "fix": "compute the expected total from the rows",
-        "output": "E   assert 6.0 == 7",
-        "source": "@pytest.mark.slow\ndef test_total(run_solution, tmp_path):\n    assert run_solution({}).outputs['total'] == 7\n",
-        "reclassified": false,
-    });
+    let failure = failure(
+        "E   assert 6.0 == 7",
+        json!({
+            "kind": "test_error",
+            "evidence": "the test expects 7 where its rows give 6",
+            "fix": "compute the expected total from the rows",
+            "source": "@pytest.mark.slow\ndef test_total(run_solution, tmp_path):\n    assert run_solution({}).outputs['total'] == 7\n",
+            "reclassified": false,
+        }),
+    );
     let fix_tests = render(
         &prompts,
         "loop/fix_tests.j2",
@@ -211,16 +225,16 @@ fn code_in_fences_asks_for_code_blocks_not_json() {
 fn a_reclassified_failure_tells_the_other_fixer_the_first_diagnosis_was_wrong() {
     let prompts = Prompts::embedded().unwrap();
     let view = task();
-    let failure = json!({
-        "test_id": "test_solution.py::test_missing_file_fails",
-        "outcome": "failed",
-        "output": "E       AssertionError: assert 0 != 0",
-        "evidence": "the test calls the fixture wrongly",
-        "fix": "replace solution.run_solution with solution.main in the test",
-        "reclassified": true,
-        "source": "def test_missing_file_fails(run_solution):\n    assert run_solution().returncode != 0\n",
-        "trace": null,
-    });
+    let failure = failure(
+        "E       AssertionError: assert 0 != 0",
+        json!({
+            "test_id": "test_solution.py::test_missing_file_fails",
+            "evidence": "the test calls the fixture wrongly",
+            "fix": "replace solution.run_solution with solution.main in the test",
+            "reclassified": true,
+            "source": "def test_missing_file_fails(run_solution):\n    assert run_solution().returncode != 0\n",
+        }),
+    );
     let fix_code = render(
         &prompts,
         "loop/fix_code.j2",
@@ -260,15 +274,15 @@ fn a_traced_failure_shows_what_the_script_computed_to_the_diagnosis_and_the_fix(
     let view = task();
     let trace =
         "line 6 (total_revenue): total = Series of 3 float64 values named 'qty', first {0: 7.5}";
-    let failure = json!({
-        "test_id": "test_solution.py::test_total",
-        "outcome": "failed",
-        "output": "E   TypeError: float() argument must be a string or a real number, not 'Series'",
-        "evidence": "total is a Series",
-        "fix": "sum the products",
-        "reclassified": false,
-        "trace": trace,
-    });
+    let failure = failure(
+        "E   TypeError: float() argument must be a string or a real number, not 'Series'",
+        json!({
+            "evidence": "total is a Series",
+            "fix": "sum the products",
+            "reclassified": false,
+            "trace": trace,
+        }),
+    );
     let diagnose = render(
         &prompts,
         "loop/diagnose.j2",
@@ -305,16 +319,15 @@ fn a_traced_failure_shows_what_the_script_computed_to_the_diagnosis_and_the_fix(
 fn diagnosis_and_fix_prompts() {
     let prompts = Prompts::embedded().unwrap();
     let view = task();
-    let failure = json!({
-        "test_id": "test_solution.py::test_total",
-        "outcome": "failed",
-        "output": "E   AssertionError: assert 7.5 == 8.0",
-        "evidence": "3 * 2.5 = 7.5; the test expects 8.0, which no row gives",
-        "fix": "expect 7.5",
-        "reclassified": false,
-        "source": "def test_total(run_solution):\n    assert run_solution({\"min_qty\": 1}).outputs[\"total\"] == 8.0\n",
-        "trace": null,
-    });
+    let failure = failure(
+        "E   AssertionError: assert 7.5 == 8.0",
+        json!({
+            "evidence": "3 * 2.5 = 7.5; the test expects 8.0, which no row gives",
+            "fix": "expect 7.5",
+            "reclassified": false,
+            "source": "def test_total(run_solution):\n    assert run_solution({\"min_qty\": 1}).outputs[\"total\"] == 8.0\n",
+        }),
+    );
     let mut run_with_pandas = run_of(&[&failure], &["test_solution.py::test_region"]);
     run_with_pandas["packages"] = json!(["pandas"]);
     insta::assert_snapshot!(
@@ -752,12 +765,7 @@ fn notes_sent_back_with_an_answer() {
 fn a_diagnosis_sees_what_the_other_candidates_computed() {
     let prompts = Prompts::embedded().unwrap();
     let view = task();
-    let failure = json!({
-        "test_id": "test_solution.py::test_total",
-        "outcome": "failed",
-        "output": "E   AssertionError: assert 7.5 == 8.0",
-        "trace": null,
-    });
+    let failure = failure("E   AssertionError: assert 7.5 == 8.0", json!({}));
     let other_code = "def total(rows):\n    return sum(r.qty * r.price for r in rows)\n";
     let prompt = render(
         &prompts,
@@ -801,16 +809,16 @@ fn a_diagnosis_sees_what_the_other_candidates_computed() {
 fn the_diagnosis_and_both_fixes_begin_with_the_same_report_of_the_run() {
     let prompts = Prompts::embedded().unwrap();
     let view = task();
-    let failure = json!({
-        "test_id": "test_solution.py::test_total",
-        "outcome": "failed",
-        "output": "E   AssertionError: assert 7.5 == 8.0",
-        "trace": "line 3 (total): total = 7.5",
-        "evidence": "3 * 2.5 = 7.5",
-        "fix": "expect 7.5",
-        "reclassified": false,
-        "source": "def test_total(run_solution):\n    pass\n",
-    });
+    let failure = failure(
+        "E   AssertionError: assert 7.5 == 8.0",
+        json!({
+            "trace": "line 3 (total): total = 7.5",
+            "evidence": "3 * 2.5 = 7.5",
+            "fix": "expect 7.5",
+            "reclassified": false,
+            "source": "def test_total(run_solution):\n    pass\n",
+        }),
+    );
     let run = run_of(&[&failure], &["test_solution.py::test_region"]);
     let report = render(&prompts, "loop/_report.j2", &view, json!({"run": run})).unwrap();
     // The report is the long part: the task, the tests, the script and every failure.
