@@ -209,33 +209,44 @@ fn sales_totals() {
     assert_eq!(outputs["row_count"], sales.len(), "{outputs}");
 }
 
-/// The tool calls an agent cassette's answers make, counted per tool (JSON protocol: each
-/// answer is an action object naming its tool).
-fn cassette_tool_calls(path: &Path) -> BTreeMap<String, u64> {
+/// How many of a cassette's entries `name` gives each name.
+fn cassette_counts(path: &Path, name: impl Fn(&Value) -> String) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();
     for line in std::fs::read_to_string(path).unwrap().lines() {
         let entry: Value = serde_json::from_str(line).unwrap();
-        let content = entry["response"]["choices"][0]["message"]["content"]
-            .as_str()
-            .unwrap();
-        let action: Value = serde_json::from_str(content).unwrap();
-        let tool = action["tool_call"]["name"].as_str().unwrap().to_owned();
-        *counts.entry(tool).or_default() += 1;
+        *counts.entry(name(&entry)).or_default() += 1;
     }
     counts
 }
 
-/// The agent on the sales example, replayed from the local model's recorded run. That run did
-/// not finish (the 1.5B model wrote tests but passed the script's arguments to pytest until its
-/// 16 turns were spent: examples/README.md), so the replay is checked to be that run: every
-/// recorded answer used once, the same calls, the same end, the script left as it was.
-#[test]
-fn sales_totals_by_the_agent_replays_the_recorded_run() {
-    let dir = example_dir("sales-totals");
-    let cassette = dir.join("cassette-agent.jsonl");
+/// The tool an agent cassette's answer calls (JSON protocol: each answer is an action object
+/// naming its tool).
+fn tool_called(entry: &Value) -> String {
+    let content = entry["response"]["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap();
+    let action: Value = serde_json::from_str(content).unwrap();
+    action["tool_call"]["name"].as_str().unwrap().to_owned()
+}
+
+/// The step a pipeline cassette's answer was for (`fix_code/repair` counts as `fix_code`).
+fn step_answered(entry: &Value) -> String {
+    let step = entry["step"].as_str().unwrap();
+    step.split('/').next().unwrap_or(step).to_owned()
+}
+
+/// Replays an example's recorded run that did not finish and checks that it ended as recorded
+/// (`reason`), counting the prompt tokens the recorded server served from its cache. Returns
+/// `result.json` and the run's directory (kept while the `TempDir` lives).
+fn replay_unfinished(
+    name: &str,
+    cassette: &Path,
+    agent: bool,
+    reason: &str,
+) -> (Value, tempfile::TempDir, PathBuf) {
     let out = tempfile::tempdir().unwrap();
     let run_dir = out.path().join("run");
-    let output = run_sh(&dir, &run_dir, true);
+    let output = run_sh(&example_dir(name), &run_dir, agent);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         !output.status.success(),
@@ -244,11 +255,29 @@ fn sales_totals_by_the_agent_replays_the_recorded_run() {
     let result: Value =
         serde_json::from_slice(&std::fs::read(run_dir.join("result.json")).unwrap()).unwrap();
     assert_eq!(result["success"], false, "{stderr}");
+    assert_eq!(result["reason"], reason, "{stderr}");
     assert_eq!(
-        result["reason"], "reached --max-turns (16) without finishing",
-        "{stderr}"
+        result["tokens"]["cached_input_tokens"],
+        cassette_cached_tokens(cassette),
+        "result.json counts the prompt tokens llama.cpp served from its cache"
     );
-    let recorded = cassette_tool_calls(&cassette);
+    (result, out, run_dir)
+}
+
+/// The agent on the sales example, replayed from the local model's recorded run. That run did
+/// not finish (the 1.5B model wrote tests but passed the script's arguments to pytest until its
+/// 16 turns were spent: examples/README.md), so the replay is checked to be that run: every
+/// recorded answer used once, the same calls, the same end, the script left as it was.
+#[test]
+fn sales_totals_by_the_agent_replays_the_recorded_run() {
+    let cassette = example_dir("sales-totals").join("cassette-agent.jsonl");
+    let (result, _out, run_dir) = replay_unfinished(
+        "sales-totals",
+        &cassette,
+        true,
+        "reached --max-turns (16) without finishing",
+    );
+    let recorded = cassette_counts(&cassette, tool_called);
     let calls = &result["tool_calls"];
     assert_eq!(calls["turns"], recorded.values().sum::<u64>(), "{calls}");
     let replayed: BTreeMap<String, u64> = serde_json::from_value(calls["counts"].clone()).unwrap();
@@ -256,11 +285,6 @@ fn sales_totals_by_the_agent_replays_the_recorded_run() {
     assert!(
         recorded.get("run_tests").copied().unwrap_or(0) >= 1,
         "the recorded run ran the tests: {recorded:?}"
-    );
-    assert_eq!(
-        result["tokens"]["cached_input_tokens"],
-        cassette_cached_tokens(&cassette),
-        "result.json counts the prompt tokens llama.cpp served from its cache"
     );
     // The workspace's script is the one the run left: the skeleton the profile asked for.
     let script = std::fs::read_to_string(run_dir.join("work/solution.py")).unwrap();
@@ -426,18 +450,6 @@ fn join_orders() {
     }
 }
 
-/// Each step's calls in a cassette (`fix_code/repair` counts as `fix_code`).
-fn cassette_steps(path: &Path) -> BTreeMap<String, u64> {
-    let mut counts = BTreeMap::new();
-    for line in std::fs::read_to_string(path).unwrap().lines() {
-        let entry: Value = serde_json::from_str(line).unwrap();
-        let step = entry["step"].as_str().unwrap();
-        let step = step.split('/').next().unwrap_or(step).to_owned();
-        *counts.entry(step).or_default() += 1;
-    }
-    counts
-}
-
 /// The log example replayed from the local model's recording with the prompts whose diagnosis
 /// and fixes begin with one report of the run (seed 3, 2026-11-27). That run did not pass (its
 /// tests kept expected counts worked out wrongly, then test fixes broke them: examples/README.md),
@@ -445,20 +457,13 @@ fn cassette_steps(path: &Path) -> BTreeMap<String, u64> {
 /// the same end.
 #[test]
 fn log_analysis_replays_the_recorded_run() {
-    let dir = example_dir("log-analysis");
-    let cassette = dir.join("cassette.jsonl");
-    let out = tempfile::tempdir().unwrap();
-    let run_dir = out.path().join("run");
-    let output = run_sh(&dir, &run_dir, false);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        !output.status.success(),
-        "the recorded run did not pass:\n{stderr}"
+    let cassette = example_dir("log-analysis").join("cassette.jsonl");
+    let (result, _out, _run_dir) = replay_unfinished(
+        "log-analysis",
+        &cassette,
+        false,
+        "max_iterations (10) reached",
     );
-    let result: Value =
-        serde_json::from_slice(&std::fs::read(run_dir.join("result.json")).unwrap()).unwrap();
-    assert_eq!(result["success"], false, "{stderr}");
-    assert_eq!(result["reason"], "max_iterations (10) reached", "{stderr}");
     let steps = result["steps"].as_object().unwrap();
     let replayed: BTreeMap<String, u64> = steps
         .iter()
@@ -466,12 +471,7 @@ fn log_analysis_replays_the_recorded_run() {
         .collect();
     assert_eq!(
         replayed,
-        cassette_steps(&cassette),
+        cassette_counts(&cassette, step_answered),
         "the replay made the recorded calls"
-    );
-    assert_eq!(
-        result["tokens"]["cached_input_tokens"],
-        cassette_cached_tokens(&cassette),
-        "result.json counts the prompt tokens llama.cpp served from its cache"
     );
 }
