@@ -1,18 +1,14 @@
 //! The test step: run the tests in the sandbox (or take the run from the journal) and turn the
 //! report into the session's [`TestRun`].
 
-use autocoder_sandbox::{
-    Input as SandboxInput, Outcome, PytestSpec, SandboxError, SourceFile, TestReport,
-    Value as SandboxValue,
-};
+use autocoder_sandbox::{Outcome, PytestSpec, SandboxError, SourceFile, TestReport};
 
 use super::Driver;
 use crate::LoopError;
-use crate::harness::TRACER_FILE;
+use crate::harness::{TRACER_FILE, sample_inputs};
 use crate::outcome_cache::run_pytest_or_reuse;
 use crate::protocol::{Event, TestOutcome, TestResult, TestRun};
 use crate::reclassify::mask_addresses;
-use crate::request::IoType;
 use crate::retry::retrying;
 use crate::session::{CONTRACT_TEST_FILE, Session};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, tail};
@@ -131,18 +127,7 @@ impl Driver<'_> {
         spec.run_name.clone_from(&self.options.name);
         spec.env_vars = self.options.sandbox.env_vars.iter().cloned().collect();
         spec.secrets.clone_from(&self.options.sandbox.secrets);
-        spec.inputs = self
-            .contract
-            .inputs
-            .iter()
-            .filter(|i| i.ty == IoType::File)
-            .filter_map(|i| {
-                Some(SandboxInput {
-                    name: i.name.clone(),
-                    value: SandboxValue::File(i.sample.clone()?),
-                })
-            })
-            .collect();
+        spec.inputs = sample_inputs(self.contract);
         Ok(spec)
     }
 
