@@ -59,7 +59,7 @@ fn a_pin_the_environment_cannot_build_goes_back_to_its_bare_name() {
 #[test]
 fn without_a_name_from_the_installer_every_new_pin_is_suspect() {
     let mut s = session(Limits::default());
-    up_to_code(&mut s, "numpy==1.21.0");
+    write_code(&mut s, &["numpy==1.21.0"], &[]);
     s.add_packages(vec!["requests".into()]);
     assert_eq!(
         s.next_action(),
@@ -72,7 +72,7 @@ fn without_a_name_from_the_installer_every_new_pin_is_suspect() {
 #[test]
 fn a_named_package_is_dropped_a_named_pin_unpinned_and_a_third_failure_ends_the_run() {
     let mut s = session(Limits::default());
-    up_to_code(&mut s, "pyodbc");
+    write_code(&mut s, &["pyodbc"], &[]);
     s.add_packages(vec!["pandas".into(), "lxml==4.0".into()]);
     s.next_action();
     s.apply(install_failed(Some("PyODBC")));
@@ -96,7 +96,7 @@ fn a_failure_nothing_the_model_added_explains_ends_the_run() {
     // The script's own unpinned import and the user's base packages: dropping them would only
     // hide the failure (no network, a broken index), so the run ends with the installer's words.
     let mut s = session(Limits::default());
-    up_to_code(&mut s, "pandas");
+    write_code(&mut s, &["pandas"], &[]);
     s.next_action();
     s.apply(install_failed(None));
     let reason = ended(&mut s).expect("nothing to drop");

@@ -22,8 +22,9 @@ fn session(limits: Limits) -> Session {
     Session::new(limits, &["pytest".to_owned()])
 }
 
-/// Plans, writes code and tests and builds the environment; returns at the first `RunTests`.
-fn up_to_first_run(s: &mut Session) {
+/// Plans and writes code that asks for the distributions `packages` and the Debian packages
+/// `system`.
+fn write_code(s: &mut Session, packages: &[&str], system: &[&str]) {
     assert_eq!(s.next_action(), Action::Plan);
     s.apply(Event::Planned {
         plan: Plan::default(),
@@ -32,10 +33,15 @@ fn up_to_first_run(s: &mut Session) {
     assert!(matches!(s.next_action(), Action::WriteCode { .. }));
     s.apply(Event::CodeWritten {
         code: CODE.into(),
-        packages: vec!["pandas".into()],
-        system_packages: Vec::new(),
+        packages: packages.iter().map(|p| (*p).to_owned()).collect(),
+        system_packages: system.iter().map(|p| (*p).to_owned()).collect(),
         usage: USAGE,
     });
+}
+
+/// Plans, writes code and tests and builds the environment; returns at the first `RunTests`.
+fn up_to_first_run(s: &mut Session) {
+    write_code(s, &["pandas"], &[]);
     assert_eq!(
         s.next_action(),
         Action::PrepareEnvironment {
@@ -363,25 +369,10 @@ fn a_missing_package_is_added_and_the_environment_rebuilt() {
 }
 
 /// Plans and writes code that needs `package`.
-fn up_to_code(s: &mut Session, package: &str) {
-    assert_eq!(s.next_action(), Action::Plan);
-    s.apply(Event::Planned {
-        plan: Plan::default(),
-        usage: USAGE,
-    });
-    assert!(matches!(s.next_action(), Action::WriteCode { .. }));
-    s.apply(Event::CodeWritten {
-        code: CODE.into(),
-        packages: vec![package.into()],
-        system_packages: Vec::new(),
-        usage: USAGE,
-    });
-}
-
 #[test]
 fn a_nonexistent_package_is_replaced() {
     let mut s = session(Limits::default());
-    up_to_code(&mut s, "sklearn");
+    write_code(&mut s, &["sklearn"], &[]);
     s.next_action();
     s.apply(Event::PackageMissing {
         package: "sklearn".into(),
@@ -411,7 +402,7 @@ fn a_nonexistent_package_is_replaced() {
 #[test]
 fn a_replacement_that_goes_missing_again_ends_the_run() {
     let mut s = session(Limits::default());
-    up_to_code(&mut s, "alpha");
+    write_code(&mut s, &["alpha"], &[]);
     // alpha -> beta -> alpha: the second hop names a package known to be missing, so the code is
     // rewritten without it instead of asking the index for alpha again.
     let missing = |s: &mut Session, package: &str| {
@@ -655,18 +646,7 @@ fn skip_tests_stops_once_the_environment_exists() {
         skip_tests: true,
         ..Limits::default()
     });
-    s.next_action();
-    s.apply(Event::Planned {
-        plan: Plan::default(),
-        usage: USAGE,
-    });
-    s.next_action();
-    s.apply(Event::CodeWritten {
-        code: CODE.into(),
-        packages: vec![],
-        system_packages: Vec::new(),
-        usage: USAGE,
-    });
+    write_code(&mut s, &[], &[]);
     assert!(matches!(s.next_action(), Action::PrepareEnvironment { .. }));
     s.apply(Event::EnvironmentReady {
         usage: Usage::default(),
@@ -681,18 +661,7 @@ fn the_token_budget_stops_the_loop() {
         token_budget: Some(300),
         ..Limits::default()
     });
-    s.next_action();
-    s.apply(Event::Planned {
-        plan: Plan::default(),
-        usage: USAGE,
-    });
-    s.next_action();
-    s.apply(Event::CodeWritten {
-        code: CODE.into(),
-        packages: vec![],
-        system_packages: Vec::new(),
-        usage: USAGE,
-    });
+    write_code(&mut s, &[], &[]);
     let finish = expect_finish(&mut s);
     assert!(!finish.success && finish.reason.contains("token budget (300)"));
 }

@@ -3,22 +3,6 @@
 
 use super::*;
 
-/// Plans and writes code that asks for the Debian packages `system`.
-fn up_to_environment(s: &mut Session, system: &[&str]) {
-    assert_eq!(s.next_action(), Action::Plan);
-    s.apply(Event::Planned {
-        plan: Plan::default(),
-        usage: USAGE,
-    });
-    assert!(matches!(s.next_action(), Action::WriteCode { .. }));
-    s.apply(Event::CodeWritten {
-        code: CODE.into(),
-        packages: vec![],
-        system_packages: system.iter().map(|p| (*p).to_owned()).collect(),
-        usage: USAGE,
-    });
-}
-
 fn prepare(system: &[&str]) -> Action {
     Action::PrepareEnvironment {
         packages: vec!["pytest".into()],
@@ -48,7 +32,7 @@ fn replaced(package: &str, by: Option<&str>) -> Event {
 #[test]
 fn an_unknown_system_package_is_replaced_by_the_model_once() {
     let mut s = session(Limits::default());
-    up_to_environment(&mut s, &["libgdal", "curl"]);
+    write_code(&mut s, &[], &["libgdal", "curl"]);
     assert_eq!(s.next_action(), prepare(&["curl", "libgdal"]));
     s.apply(unusable(&["libgdal"], true));
     assert_eq!(
@@ -83,7 +67,7 @@ fn an_unknown_system_package_is_replaced_by_the_model_once() {
 #[test]
 fn a_replacement_asked_for_before_is_not_taken() {
     let mut s = session(Limits::default());
-    up_to_environment(&mut s, &["a", "b"]);
+    write_code(&mut s, &[], &["a", "b"]);
     s.next_action();
     s.apply(unusable(&["a"], true));
     assert!(matches!(
@@ -102,7 +86,7 @@ fn a_replacement_asked_for_before_is_not_taken() {
 #[test]
 fn packages_a_host_backend_cannot_install_are_dropped_without_asking() {
     let mut s = session(Limits::default());
-    up_to_environment(&mut s, &["x", "y", "z"]);
+    write_code(&mut s, &[], &["x", "y", "z"]);
     s.next_action();
     s.apply(unusable(&["x", "y"], false));
     assert_eq!(s.next_action(), prepare(&["z"]));
@@ -115,7 +99,7 @@ fn packages_a_host_backend_cannot_install_are_dropped_without_asking() {
 #[test]
 fn a_system_package_that_is_not_the_models_ends_the_run() {
     let mut s = session(Limits::default());
-    up_to_environment(&mut s, &[]);
+    write_code(&mut s, &[], &[]);
     s.next_action();
     s.apply(unusable(&["user-asked"], true));
     let finish = expect_finish(&mut s);
