@@ -209,6 +209,19 @@ impl Fixture {
         );
     }
 
+    /// Asserts that the first request of `step` (e.g. `tests/retry`) carries `text`.
+    pub(crate) fn assert_step_says(&self, step: &str, text: &str) {
+        let body = self
+            .server
+            .requests()
+            .into_iter()
+            .find(|r| r.step.as_deref() == Some(step))
+            .unwrap_or_else(|| panic!("no {step} request"))
+            .body
+            .to_string();
+        assert!(body.contains(text), "{step} lacks {text:?}: {body}");
+    }
+
     pub(crate) fn steps(&self) -> Vec<String> {
         self.server
             .requests()
@@ -957,16 +970,8 @@ async fn a_collection_error_in_the_solution_is_diagnosed_not_answered_with_new_t
     .await;
     let result = f.generate(&f.options()).await;
     assert!(result.success, "{result:#?}");
-    let diagnose = f
-        .server
-        .requests()
-        .into_iter()
-        .find(|r| r.step.as_deref() == Some("diagnose"))
-        .unwrap();
-    assert!(
-        diagnose.body.to_string().contains("DictReaderr"),
-        "the import error reached the diagnosis"
-    );
+    // The import error reached the diagnosis.
+    f.assert_step_says("diagnose", "DictReaderr");
 }
 
 #[tokio::test]
@@ -1228,16 +1233,8 @@ async fn a_file_name_instead_of_tests_is_sent_back_with_the_reason() {
     .await;
     let result = f.generate(&f.options()).await;
     assert!(result.success, "{result:#?}");
-    let retry = f
-        .server
-        .requests()
-        .into_iter()
-        .find(|r| r.step.as_deref() == Some("tests/retry"))
-        .unwrap();
-    assert!(
-        retry.body.to_string().contains("not a file name"),
-        "the reason was quoted"
-    );
+    // The reason was quoted.
+    f.assert_step_says("tests/retry", "not a file name");
 }
 
 #[tokio::test]
