@@ -208,6 +208,11 @@ impl TableAcc {
         });
     }
 
+    /// Measures patterns on none of this chunk's rows (see [`ProfileOptions::pattern_chunks`]).
+    pub(crate) fn skip_patterns(&mut self) {
+        self.pattern_rows_per_chunk = 0;
+    }
+
     /// Marks column `i` as text whatever its values look like.
     pub(crate) fn force_text(&mut self, i: usize) {
         if let Some(c) = self.columns.get_mut(i) {
