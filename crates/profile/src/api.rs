@@ -227,6 +227,9 @@ fn profile_opened(
         options.effective_threads(),
         |chunk| {
             let mut acc = TableAcc::new(columns, chunk.index, options, Some(&hints));
+            if !options.patterns_in_chunk(chunk.index, total_bytes) {
+                acc.skip_patterns();
+            }
             let mut bad_lines = Vec::new();
             let counts = parse_chunk(
                 chunk,

@@ -33,6 +33,8 @@ pub(crate) struct Chunk {
     pub(crate) first_line: u64,
     /// Whether this is the last chunk (its last record may lack a newline).
     pub(crate) last: bool,
+    /// Whether every byte is ASCII (then every field is, and its length counts its characters).
+    pub(crate) ascii: bool,
 }
 
 /// Reads `reader` after `leftover` and hands out chunks of about `chunk_bytes`.
@@ -168,6 +170,7 @@ impl Chunker<'_> {
                 index: self.index,
                 first_line: self.line,
                 last: self.eof && self.buf.is_empty(),
+                ascii: !whole.high,
                 bytes,
             };
             self.line += whole.newlines;
@@ -206,6 +209,8 @@ pub(crate) struct Census {
     pub(crate) newlines: u64,
     /// Whether there is a NUL byte.
     pub(crate) nul: bool,
+    /// Whether there is a byte outside ASCII.
+    pub(crate) high: bool,
 }
 
 impl Census {
@@ -215,12 +220,13 @@ impl Census {
             quotes: self.quotes + next.quotes,
             newlines: self.newlines + next.newlines,
             nul: self.nul || next.nul,
+            high: self.high || next.high,
         }
     }
 }
 
-/// Counts quotes and newlines and looks for a NUL byte in one pass (three `memchr` passes read
-/// the chunk three times): per-lane byte counters over blocks of 64 bytes, which the compiler
+/// Counts quotes and newlines and looks for a NUL byte and for bytes outside ASCII in one pass
+/// (three `memchr` passes read the chunk three times): per-lane byte counters over blocks of 64 bytes, which the compiler
 /// turns into vector compares, summed every 255 blocks before they could overflow.
 pub(crate) fn census(bytes: &[u8], quote: u8) -> Census {
     const LANES: usize = 64;
@@ -228,29 +234,35 @@ pub(crate) fn census(bytes: &[u8], quote: u8) -> Census {
         quotes: 0,
         newlines: 0,
         nul: false,
+        high: false,
     };
-    let mut nul = 0u8;
+    let (mut nul, mut any) = (0u8, 0u8);
     let mut runs = bytes.chunks_exact(LANES * 255);
     for run in &mut runs {
-        let (mut quotes, mut newlines, mut nuls) = ([0u8; LANES], [0u8; LANES], [0u8; LANES]);
+        let (mut quotes, mut newlines) = ([0u8; LANES], [0u8; LANES]);
+        let (mut nuls, mut ors) = ([0u8; LANES], [0u8; LANES]);
         for block in run.chunks_exact(LANES) {
             for i in 0..LANES {
                 let b = block[i];
                 quotes[i] += u8::from(b == quote);
                 newlines[i] += u8::from(b == b'\n');
                 nuls[i] |= u8::from(b == 0);
+                ors[i] |= b;
             }
         }
         total.quotes += quotes.iter().map(|&n| u64::from(n)).sum::<u64>();
         total.newlines += newlines.iter().map(|&n| u64::from(n)).sum::<u64>();
         nul |= nuls.iter().fold(0, |a, &n| a | n);
+        any |= ors.iter().fold(0, |a, &n| a | n);
     }
     for &b in runs.remainder() {
         total.quotes += u64::from(b == quote);
         total.newlines += u64::from(b == b'\n');
         nul |= u8::from(b == 0);
+        any |= b;
     }
     total.nul = nul != 0;
+    total.high = !any.is_ascii();
     total
 }
 
@@ -323,7 +335,7 @@ mod tests {
 
     #[test]
     fn the_census_agrees_with_counting_byte_by_byte() {
-        let alphabet = b"ab\"\n\0,\r";
+        let alphabet = "ab\"\n\0,\ré".as_bytes();
         let mut x: u64 = 3;
         for len in [
             0,
@@ -336,14 +348,18 @@ mod tests {
             64 * 255 + 1,
             3 * 64 * 255 + 77,
         ] {
-            for nul_allowed in [false, true] {
+            for (nul_allowed, high_allowed) in [(false, false), (true, false), (false, true)] {
                 let bytes: Vec<u8> = (0..len)
                     .map(|_| {
                         x = x
                             .wrapping_mul(6_364_136_223_846_793_005)
                             .wrapping_add(1_442_695_040_888_963_407);
                         let b = alphabet[(x >> 33) as usize % alphabet.len()];
-                        if b == 0 && !nul_allowed { b'a' } else { b }
+                        match b {
+                            0 if !nul_allowed => b'a',
+                            0x80.. if !high_allowed => b'b',
+                            _ => b,
+                        }
                     })
                     .collect();
                 let count = |c: u8| bytes.iter().map(|&b| u64::from(b == c)).sum::<u64>();
@@ -353,6 +369,7 @@ mod tests {
                         quotes: count(b'"'),
                         newlines: count(b'\n'),
                         nul: count(0) > 0,
+                        high: !bytes.is_ascii(),
                     },
                     "{len}"
                 );

@@ -71,8 +71,15 @@ pub struct ProfileOptions {
     /// more than 12 columns get `200_000 / columns` (at least 256), to bound memory.
     pub quantile_sample: usize,
     /// Rows per chunk on which the named patterns and shapes are measured (the first rows of
-    /// each chunk; `usize::MAX` measures every row).
+    /// each measured chunk, see [`ProfileOptions::pattern_chunks`]; `usize::MAX` measures
+    /// every row of those chunks).
     pub pattern_rows_per_chunk: usize,
+    /// Chunks on which patterns and shapes are measured, spread evenly over a file of known
+    /// size: a file of up to this many chunks (256 MiB by default) has every chunk measured, a
+    /// larger one this many (from their first [`ProfileOptions::pattern_rows_per_chunk`]
+    /// rows). Input of unknown size (standard input, `.gz`) has every chunk measured;
+    /// `usize::MAX` measures every chunk of any file.
+    pub pattern_chunks: usize,
     /// Bytes per chunk handed to a worker.
     pub chunk_bytes: usize,
     /// The longest record accepted, in bytes.
@@ -112,6 +119,7 @@ impl Default for ProfileOptions {
             histogram_bins: 20,
             quantile_sample: 16_384,
             pattern_rows_per_chunk: 1_000,
+            pattern_chunks: 64,
             chunk_bytes: 4 << 20,
             max_record_bytes: 64 << 20,
             long_rows: LongRows::Error,
@@ -127,6 +135,21 @@ impl Default for ProfileOptions {
 }
 
 impl ProfileOptions {
+    /// Whether patterns are measured on chunk `index` of an input of `total_bytes` (0 when
+    /// unknown): [`ProfileOptions::pattern_chunks`] chunks spread evenly over the chunks a file
+    /// of that size has at most.
+    pub(crate) fn patterns_in_chunk(&self, index: u64, total_bytes: u64) -> bool {
+        let budget = self.pattern_chunks as u64;
+        let chunks = total_bytes.div_ceil(self.chunk_bytes.max(1) as u64);
+        if total_bytes == 0 || chunks <= budget {
+            return true;
+        }
+        // The measured chunks are `k * chunks / budget` (rounded down) for `k` from 0: chunk `i`
+        // is one when a whole number lies in `[i * budget / chunks, (i + 1) * budget / chunks)`.
+        let first = |i: u64| (u128::from(i) * u128::from(budget)).div_ceil(u128::from(chunks));
+        first(index) < first(index + 1)
+    }
+
     /// The number of worker threads to use: [`ProfileOptions::threads`], at most the number
     /// of cores (more cannot go faster, and each thread holds a chunk); every core for `0`.
     pub fn effective_threads(&self) -> usize {
@@ -154,4 +177,39 @@ pub struct SchemaOptions {
     pub categories: bool,
     /// The most distinct values a column may have to get an `isin` check.
     pub max_categories: usize,
+}
+
+#[cfg(test)]
+mod pattern_chunk_tests {
+    use super::ProfileOptions;
+
+    #[test]
+    fn patterns_are_measured_on_the_budget_spread_over_the_file() {
+        let options = ProfileOptions::default();
+        let chunk = options.chunk_bytes as u64;
+        // Unknown size, and files of up to 64 chunks: every chunk.
+        for total in [0, 1, chunk, 64 * chunk] {
+            assert!(
+                (0..200).all(|i| options.patterns_in_chunk(i, total)),
+                "{total}"
+            );
+        }
+        for chunks in [65u64, 100, 128, 129, 256, 1000, 12_345] {
+            let total = chunks * chunk - chunk / 2;
+            let measured: Vec<u64> = (0..chunks)
+                .filter(|&i| options.patterns_in_chunk(i, total))
+                .collect();
+            assert_eq!(measured.len(), 64, "{chunks}");
+            assert_eq!(measured[0], 0);
+            // Evenly spread: no gap longer than the even one rounded up.
+            let even = chunks.div_ceil(64);
+            assert!(measured.windows(2).all(|w| w[1] - w[0] <= even), "{chunks}");
+            assert!(chunks - measured[63] <= even, "{chunks}");
+        }
+        let every = ProfileOptions {
+            pattern_chunks: usize::MAX,
+            ..ProfileOptions::default()
+        };
+        assert!((0..300).all(|i| every.patterns_in_chunk(i, 256 * chunk)));
+    }
 }

@@ -73,7 +73,8 @@ pub struct Profile {
     /// Records that did not fit the header, handled leniently.
     pub bad_rows: BadRows,
     /// How many rows the named patterns and shapes were measured on (the first rows of each
-    /// chunk, so the subset does not depend on the number of threads).
+    /// chunk, of at most 64 chunks spread over a larger file, so the subset does not depend on
+    /// the number of threads).
     pub patterns_sampled_rows: u64,
     /// The seed of the samples and of the quantile samples.
     pub sample_seed: u64,

@@ -23,6 +23,8 @@ pub struct Record<'a> {
     row_in_chunk: u64,
     columns: usize,
     nulls: &'a NullSpec,
+    /// Whether the chunk, and so every field, is ASCII.
+    ascii: bool,
 }
 
 impl<'a> Record<'a> {
@@ -40,6 +42,12 @@ impl<'a> Record<'a> {
     /// The number of fields in the file's record (may be fewer than the header's columns).
     pub fn len(&self) -> usize {
         self.spans.len()
+    }
+
+    /// Whether every field is ASCII (known for the whole chunk: false says nothing).
+    #[inline]
+    pub(crate) fn all_ascii(&self) -> bool {
+        self.ascii
     }
 
     /// Whether the record has no fields at all.
@@ -254,6 +262,7 @@ pub(crate) fn parse_chunk(
             row_in_chunk: counts.rows,
             columns,
             nulls: settings.nulls,
+            ascii: chunk.ascii,
         });
     }
 }
@@ -510,6 +519,7 @@ mod tests {
             bytes: bytes.to_vec(),
             first_line: 1,
             last: true,
+            ascii: bytes.is_ascii(),
         };
         let header: Vec<String> = (0..64).map(|i| format!("c{i}")).collect();
         let nulls = NullSpec::default();

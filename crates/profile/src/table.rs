@@ -146,6 +146,7 @@ impl TableAcc {
         let measure = record.row_in_chunk() <= self.pattern_rows_per_chunk;
         self.pattern_rows += u64::from(measure);
         let mut row_hash = record.len() as u64;
+        let ascii = record.all_ascii();
         for (i, column) in self.columns.iter_mut().enumerate() {
             let Some(field) = record.field(i) else {
                 column.add_null();
@@ -156,7 +157,7 @@ impl TableAcc {
             if record.is_null_text(field) {
                 column.add_null();
             } else {
-                column.add(field, hash, key, measure);
+                column.add(field, hash, key, measure, ascii);
             }
         }
         self.row_hashes.push(row_hash);
@@ -188,7 +189,7 @@ impl TableAcc {
             };
             let hash = hash_bytes(value.as_bytes(), 0);
             row_hash = mix64(row_hash.rotate_left(17) ^ hash);
-            column.add(value, hash, key, measure);
+            column.add(value, hash, key, measure, false);
         }
         self.row_hashes.push(row_hash);
         self.samples.offer(key, || {
@@ -205,6 +206,11 @@ impl TableAcc {
                 ends,
             }
         });
+    }
+
+    /// Measures patterns on none of this chunk's rows (see [`ProfileOptions::pattern_chunks`]).
+    pub(crate) fn skip_patterns(&mut self) {
+        self.pattern_rows_per_chunk = 0;
     }
 
     /// Marks column `i` as text whatever its values look like.

@@ -180,9 +180,18 @@ impl ColumnAcc {
         self.nulls += 1;
     }
 
-    /// Adds a non-missing value; `hash` is its text's hash, `key` the row's random key.
+    /// Adds a non-missing value; `hash` is its text's hash, `key` the row's random key; `ascii`
+    /// says that the value is known to be ASCII (its chunk is), so its length counts its
+    /// characters without looking at them.
     #[inline]
-    pub(crate) fn add(&mut self, value: &str, hash: u64, key: u64, measure_patterns: bool) {
+    pub(crate) fn add(
+        &mut self,
+        value: &str,
+        hash: u64,
+        key: u64,
+        measure_patterns: bool,
+        ascii: bool,
+    ) {
         self.count += 1;
         self.counts.add(hash, value, key);
         let p = prefix(value);
@@ -192,8 +201,8 @@ impl ColumnAcc {
             self.patterns.add(value);
         }
         // Values of the other kinds are ASCII: only text needs its characters counted.
-        let ascii = !self.text_known && self.add_kind(value, key);
-        let chars = if ascii || value.is_ascii() {
+        let typed = !self.text_known && self.add_kind(value, key);
+        let chars = if ascii || typed || value.is_ascii() {
             value.len()
         } else {
             value.chars().count()
