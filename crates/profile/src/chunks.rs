@@ -226,8 +226,9 @@ impl Census {
 }
 
 /// Counts quotes and newlines and looks for a NUL byte and for bytes outside ASCII in one pass
-/// (three `memchr` passes read the chunk three times): per-lane byte counters over blocks of 64 bytes, which the compiler
-/// turns into vector compares, summed every 255 blocks before they could overflow.
+/// (three `memchr` passes read the chunk three times): per-lane byte counters over blocks of 64
+/// bytes, which the compiler turns into vector compares, summed every 255 blocks before they
+/// could overflow.
 pub(crate) fn census(bytes: &[u8], quote: u8) -> Census {
     const LANES: usize = 64;
     let mut total = Census {
