@@ -7,6 +7,7 @@
 //! Decisions are the [`session`]'s, over the messages of [`protocol`]; what is specific to weak
 //! models is the [`model_profile`]'s.
 
+pub mod agreement;
 pub mod answers;
 pub mod data;
 mod driver;

@@ -248,6 +248,10 @@ pub struct CandidateOutput {
     /// are all there is to choose by.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub not_runnable: bool,
+    /// Its outputs cut into cells ([`crate::agreement::cells`]), to tell how much candidates
+    /// that computed different outputs still agree.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cells: Vec<u64>,
 }
 
 /// Candidates that computed something else than the one the tests ran on, shown to the

@@ -165,7 +165,8 @@ pub(crate) struct GenerateArgs {
     /// Write K scripts for each new version of the code (the first as usual, the others
     /// sampled hotter), run each on the samples, group those that compute the same outputs,
     /// run the tests against one script per group and keep the one passing the most (ties:
-    /// the larger group). A diagnosis after that sees what the other groups computed.
+    /// the larger group, then the script whose outputs share the most rows and values with the
+    /// other candidates'). A diagnosis after that sees what the other groups computed.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
     candidates: u32,
     /// Stop when the calls have used this many tokens (input plus output).

@@ -129,6 +129,7 @@ fn not_run(why: &str) -> CandidateOutput {
         digest: String::new(),
         summary: why.to_owned(),
         not_runnable: false,
+        cells: Vec::new(),
     }
 }
 
@@ -155,16 +156,20 @@ fn describe(outcome: &RunOutcome) -> CandidateOutput {
     };
     let mut canonical = String::new();
     let mut summary = String::new();
+    let mut cells = Vec::new();
     for (name, value) in outputs {
         let (exact, shown) = canonical_value(value);
+        cells.extend(crate::agreement::cells(name, &exact));
         let _ = writeln!(canonical, "{name}\u{0}{exact}\u{0}");
         let _ = writeln!(summary, "{name} = {shown}");
     }
+    cells.sort_unstable();
     CandidateOutput {
         ok: true,
         digest: crate::journal::digest(&[&canonical]),
         summary: cut(summary.trim_end(), SUMMARY_CHARS),
         not_runnable: false,
+        cells,
     }
 }
 
@@ -280,6 +285,10 @@ mod tests {
         assert_ne!(first.digest, run(25.5, &other).digest);
         assert!(first.summary.contains("total = 25.5"), "{}", first.summary);
         assert!(first.summary.contains("north,17.5"), "{}", first.summary);
+        // Not equal, but the total and the header agree.
+        let close = run(25.5, &other);
+        let similarity = crate::agreement::similarity(&first.cells, &close.cells);
+        assert!((similarity - 0.5).abs() < 1e-12, "{similarity}");
     }
 
     #[test]

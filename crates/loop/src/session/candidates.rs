@@ -1,7 +1,7 @@
 //! Several scripts for one plan (`--candidates K`): each runs on the samples, candidates that
 //! computed the same outputs form a group, and the tests run against one script of each group.
-//! The script that passes the most tests is kept (ties: the larger group, then the earlier
-//! script); when it still fails, the diagnosis sees what the other groups computed, with their
+//! The script that passes the most tests is kept (ties: the larger group, then the one whose
+//! outputs agree most with the other candidates', then the earlier script); when it still fails, the diagnosis sees what the other groups computed, with their
 //! code, since the tests' hand-computed expectations and the other scripts cannot both be right.
 
 use std::collections::BTreeSet;
@@ -106,8 +106,7 @@ impl Session {
                 None => groups.push(vec![index]),
             }
         }
-        // Largest first; a stable sort keeps the earlier script first among equals.
-        groups.sort_by_key(|group| std::cmp::Reverse(group.len()));
+        order_groups(&mut groups, &outputs);
         let written = selection.candidates.len();
         let crashed = written - groups.iter().map(Vec::len).sum::<usize>();
         selection.outputs = Some(outputs);
@@ -240,6 +239,30 @@ impl Session {
         if self.packages.len() + self.system_packages.len() != before {
             self.env_ready = false;
         }
+    }
+}
+
+/// Largest group first; among groups of one size, the one whose outputs share the most cells
+/// with every other candidate that ran ([`crate::agreement`]); a stable sort keeps the earlier
+/// script first among equals.
+fn order_groups(groups: &mut [Vec<usize>], outputs: &[CandidateOutput]) {
+    let cells: Vec<&[u64]> = outputs
+        .iter()
+        .map(|o| if o.ok { o.cells.as_slice() } else { &[] })
+        .collect();
+    let mut keyed: Vec<(usize, f64, Vec<usize>)> = groups
+        .iter()
+        .map(|g| {
+            (
+                g.len(),
+                crate::agreement::agreement(g[0], &cells),
+                g.clone(),
+            )
+        })
+        .collect();
+    keyed.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)));
+    for (slot, (_, _, group)) in groups.iter_mut().zip(keyed) {
+        *slot = group;
     }
 }
 

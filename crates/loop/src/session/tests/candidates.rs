@@ -18,6 +18,15 @@ fn output(digest: &str) -> CandidateOutput {
         digest: digest.to_owned(),
         summary: format!("total = {digest}"),
         not_runnable: false,
+        cells: Vec::new(),
+    }
+}
+
+/// A candidate that wrote `out.csv` with these lines.
+fn wrote(digest: &str, lines: &[&str]) -> CandidateOutput {
+    CandidateOutput {
+        cells: crate::agreement::cells("out.csv", &lines.join("\n")),
+        ..output(digest)
     }
 }
 
@@ -27,6 +36,7 @@ fn crashed() -> CandidateOutput {
         digest: String::new(),
         summary: "exit 1: ZeroDivisionError".to_owned(),
         not_runnable: false,
+        cells: Vec::new(),
     }
 }
 
@@ -36,6 +46,7 @@ fn not_runnable() -> CandidateOutput {
         digest: String::new(),
         summary: "not run: input `tz` has no sample".to_owned(),
         not_runnable: true,
+        cells: Vec::new(),
     }
 }
 
@@ -403,4 +414,86 @@ fn candidates_that_cannot_run_on_the_samples_are_each_tested() {
             ..
         }
     ));
+}
+
+#[test]
+fn among_scripts_the_tests_cannot_tell_apart_the_one_agreeing_most_with_the_others_is_kept() {
+    let mut s = session(limits(3));
+    up_to_candidates(
+        &mut s,
+        vec![
+            candidate(&code_of(7), &["pandas"]),
+            candidate(&code_of(6), &["pandas"]),
+            candidate(&code_of(5), &["pandas"]),
+        ],
+    );
+    // Three different tables: the third shares the header and two rows with the first, the
+    // header and a row with the second; those two share only the header.
+    ran_on_the_samples(
+        &mut s,
+        vec![
+            wrote("a", &["k,v", "a,1", "b,2", "c,9"]),
+            wrote("b", &["k,v", "a,8", "b,7", "c,3"]),
+            wrote("c", &["k,v", "a,1", "b,2", "c,3"]),
+        ],
+    );
+    tests_written(&mut s);
+    // The groups (one script each) go to the tests in that order.
+    assert_eq!(
+        s.next_action(),
+        Action::TestCandidates {
+            scripts: vec![code_of(5), code_of(7), code_of(6)]
+        }
+    );
+    let tied = || TestRun {
+        results: vec![
+            result(
+                "test_solution.py::test_total",
+                TestOutcome::Failed,
+                WRONG_TOTAL,
+            ),
+            result("test_solution.py::test_exit", TestOutcome::Passed, ""),
+        ],
+        output: String::new(),
+    };
+    s.apply(Event::CandidatesTested {
+        runs: vec![tied(), tied(), tied()],
+    });
+    assert_eq!(s.code(), Some(code_of(5).as_str()));
+    assert_eq!(
+        s.history()[0].changes[1],
+        "code: kept candidate 3 (tests passed per group's script: 3: 1 of 2, 1: 1 of 2, 2: 1 of 2)"
+    );
+}
+
+#[test]
+fn a_larger_group_still_comes_before_a_script_that_agrees_more() {
+    let mut s = session(Limits {
+        skip_tests: true,
+        ..limits(5)
+    });
+    up_to_candidates(
+        &mut s,
+        vec![
+            candidate(&code_of(7), &["pandas"]),
+            candidate(&code_of(7), &["pandas"]),
+            candidate(&code_of(6), &["pandas"]),
+            candidate(&code_of(5), &["pandas"]),
+            candidate(&code_of(4), &["pandas"]),
+        ],
+    );
+    // The pair agrees with itself only (1.0); each of the three others shares three of five
+    // rows with the other two (1.2).
+    let far = ["total", "99"];
+    ran_on_the_samples(
+        &mut s,
+        vec![
+            wrote("far", &far),
+            wrote("far", &far),
+            wrote("c", &["k,v", "a,1", "b,2", "c,3"]),
+            wrote("d", &["k,v", "a,1", "b,2", "c,4"]),
+            wrote("e", &["k,v", "a,1", "b,2", "c,5"]),
+        ],
+    );
+    assert_eq!(s.code(), Some(code_of(7).as_str()));
 }
