@@ -194,7 +194,9 @@ fn render_conftest_with(
 /// The harness's own test (`test_contract.py`): the script runs on the samples with no
 /// arguments and writes every declared output with its type. Only when every input has a
 /// sample to default to (a required scalar has no value to run with). Each "one row per key"
-/// rule adds a test that counts the key in the sample and in the CSV written from it.
+/// rule adds a test that counts the key in the sample and in the CSV written from it; CSV
+/// samples add one that runs the script on copies with every non-empty field in double quotes
+/// (the same data) and expects the same outputs.
 pub(crate) fn render_contract_test(
     prompts: &Prompts,
     contract: &Contract,
@@ -203,8 +205,21 @@ pub(crate) fn render_contract_test(
     if contract.inputs.iter().any(|i| i.mount.is_none()) {
         return Ok(None);
     }
+    let csv_inputs: BTreeMap<&str, &str> = contract
+        .inputs
+        .iter()
+        .filter_map(|input| Some((input.name.as_str(), input.mount.as_deref()?)))
+        .filter(|(_, mount)| delimited(mount))
+        .collect();
     Ok(Some(prompts.render(
         "harness/test_contract.py.j2",
-        json!({"outputs_dir": OUTPUTS_DIR, "row_keys": row_keys}),
+        json!({"outputs_dir": OUTPUTS_DIR, "row_keys": row_keys, "csv_inputs": csv_inputs}),
     )?))
+}
+
+/// A sample the harness reads as CSV (or TSV) by its name.
+fn delimited(mount: &str) -> bool {
+    std::path::Path::new(mount)
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("csv") || ext.eq_ignore_ascii_case("tsv"))
 }

@@ -99,7 +99,7 @@ async fn fix_in(wire: Wire, backend: autocoder_sandbox::Backend) {
     );
     let after_failure = f.request(4);
     assert!(
-        after_failure.contains("1 passed, 1 failed"),
+        after_failure.contains("2 passed, 1 failed"),
         "{after_failure}"
     );
     assert!(

@@ -201,6 +201,7 @@ fn contract_run(mode: &str) -> (String, bool) {
                     "sample": "readings",
                     "mount": sample,
                 }],
+                "csv_inputs": {},
             }),
         )
         .unwrap();
@@ -238,4 +239,109 @@ fn the_contract_test_checks_one_row_per_key_in_the_written_csv() {
         assert!(stdout.contains("1 failed, 1 passed"), "{mode}: {stdout}");
         assert!(stdout.contains(says), "{mode}: {stdout}");
     }
+}
+
+/// Writes the sum of the orders' `amount` as `total` and their names, one a line, as
+/// `names.txt`; `ROWS` stands for how the rows (dicts) are read from `handle`, `NAMES` for
+/// how the names are found.
+const ORDERS_SOLUTION: &str = r#"
+import argparse
+import csv
+import pathlib
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--orders", required=True)
+    args = parser.parse_args()
+    with open(args.orders, newline="", encoding="utf-8-sig") as handle:
+        rows = ROWS
+    out = pathlib.Path(OUT)
+    (out / "total").write_text(str(sum(float(r["amount"] or 0) for r in rows)))
+    (out / "names.txt").write_text("\n".join(NAMES))
+
+if __name__ == "__main__":
+    main()
+"#;
+
+const BY_CSV: &str = "list(csv.DictReader(handle))";
+const NAMES: &str = r#"r["name"] for r in rows"#;
+
+/// A byte-order mark, a quoted comma, a doubled quote, an empty amount, a quoted line break.
+const TRICKY: &str =
+    "\u{feff}name,amount\r\n\"Smith, J\",1.5\r\nAl \"\"Bo\"\",\r\n\"two\nlines\",2\r\n";
+
+/// Runs the harness's contract test against the orders script (`rows`, `names`) on `sample`;
+/// returns pytest's stdout and whether it passed.
+fn quoted_run(sample_text: &str, rows: &str, names: &str) -> (String, bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = dir.path().join("outputs");
+    let sample = dir.path().join("orders.csv");
+    std::fs::write(&sample, sample_text).unwrap();
+    let prompts = Prompts::embedded().unwrap();
+    let types = json!({"total": "float", "names.txt": "file"});
+    let conftest = prompts
+        .render(
+            "harness/conftest.py.j2",
+            json!({
+                "outputs_dir": outputs,
+                "timeout_seconds": 60,
+                "output_types": types,
+                "default_arguments": {"orders": sample},
+                "input_names": ["orders"],
+                "trace": false,
+            }),
+        )
+        .unwrap();
+    let contract = prompts
+        .render(
+            "harness/test_contract.py.j2",
+            json!({"outputs_dir": outputs, "row_keys": [], "csv_inputs": {"orders": sample}}),
+        )
+        .unwrap();
+    write(dir.path(), "conftest.py", &conftest);
+    write(dir.path(), "test_contract.py", &contract);
+    let solution = ORDERS_SOLUTION
+        .replace("OUT", &format!("{:?}", outputs.display().to_string()))
+        .replace("ROWS", rows)
+        .replace("NAMES", names);
+    write(dir.path(), "solution.py", &solution);
+    let run = pytest(dir.path(), "test_contract.py");
+    (
+        String::from_utf8_lossy(&run.stdout).into_owned(),
+        run.status.success(),
+    )
+}
+
+#[test]
+fn the_contract_test_expects_the_same_outputs_from_a_quoted_copy_of_a_csv_sample() {
+    // A CSV parser reads the copy as the same data: mark, line breaks, quotes and all.
+    let (stdout, passed) = quoted_run(TRICKY, BY_CSV, NAMES);
+    assert!(passed && stdout.contains("2 passed"), "{stdout}");
+    // Splitting lines on commas works on a plain sample and crashes on its quoted copy.
+    let plain = "name,amount\nSmith,1.5\nAl,\n";
+    let split =
+        "[dict(zip(['name', 'amount'], line.strip().split(','))) for line in list(handle)[1:]]";
+    let (stdout, passed) = quoted_run(plain, split, NAMES);
+    assert!(!passed, "{stdout}");
+    assert!(stdout.contains("1 failed, 1 passed"), "{stdout}");
+    assert!(
+        stdout.contains("when every field of")
+            && stdout.contains("could not convert string to float"),
+        "{stdout}"
+    );
+    // An output that changes without a crash is named, with both values.
+    let raw_line = "[open(args.orders).read().splitlines()[1]]";
+    let (stdout, passed) = quoted_run(plain, BY_CSV, raw_line);
+    assert!(!passed, "{stdout}");
+    assert!(
+        stdout.contains("names.txt changed when every field of")
+            && stdout.contains(r#"'Smith,1.5' from the samples as given, '"Smith","1.5"' from"#),
+        "{stdout}"
+    );
+    // A script that already fails on the samples fails once: the quoted copy is skipped.
+    let (stdout, passed) = quoted_run(TRICKY, split, NAMES);
+    assert!(
+        !passed && stdout.contains("1 failed, 1 skipped"),
+        "{stdout}"
+    );
 }

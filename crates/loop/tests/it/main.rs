@@ -6,5 +6,6 @@ mod generate;
 mod harness;
 mod prompts;
 mod pysrc;
+mod quoted_samples;
 mod row_keys;
 mod system_packages;
