@@ -102,6 +102,33 @@ pub(crate) fn diagnosis(kind: &str, packages: &[&str]) -> Entry {
     )
 }
 
+/// A diagnosis calling the failure of `test_id` a test error, which the harness's own checks
+/// overrule.
+pub(crate) fn test_error_verdict(test_id: &str) -> Entry {
+    Entry::step(
+        "diagnose",
+        Reply::Json(json!({"failures": [{
+            "test_id": test_id,
+            "kind": "test_error",
+            "evidence": "the output looks right",
+            "fix": "accept it",
+            "packages": [],
+        }]})),
+    )
+}
+
+/// A code fix replacing `find` by `replace`.
+pub(crate) fn edit_fix(find: &str, replace: &str) -> Entry {
+    Entry::step(
+        "fix_code",
+        Reply::Json(json!({
+            "edits": [{"find": find, "replace": replace}],
+            "packages": [],
+            "explanation": "fix the script",
+        })),
+    )
+}
+
 fn code_fix() -> Entry {
     Entry::step(
         "fix_code",

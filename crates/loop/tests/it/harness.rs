@@ -168,13 +168,21 @@ if __name__ == "__main__":
     main()
 "#;
 
-/// Runs the harness's contract test (with a "one row per `sensor_id`" rule) against the report
-/// script in `mode`; returns pytest's stdout and whether it passed.
-fn contract_run(mode: &str) -> (String, bool) {
+/// Writes the harness (`conftest.py` for one input `input` defaulting to `sample`, and
+/// `test_contract.py` with `contract` added to its context) and `solution`, with `OUT` in it
+/// standing for the outputs directory, into a new directory and runs the contract test there;
+/// returns pytest's stdout and whether it passed.
+fn run_contract_test(
+    sample_text: &str,
+    input: &str,
+    output_types: &serde_json::Value,
+    contract: impl Fn(&Path) -> serde_json::Value,
+    solution: &str,
+) -> (String, bool) {
     let dir = tempfile::tempdir().unwrap();
     let outputs = dir.path().join("outputs");
-    let sample = dir.path().join("readings.csv");
-    std::fs::write(&sample, "sensor_id,temp\nS1,1\nS2,2\nS1,3\nS3,4\n").unwrap();
+    let sample = dir.path().join(format!("{input}.csv"));
+    std::fs::write(&sample, sample_text).unwrap();
     let prompts = Prompts::embedded().unwrap();
     let conftest = prompts
         .render(
@@ -182,39 +190,50 @@ fn contract_run(mode: &str) -> (String, bool) {
             json!({
                 "outputs_dir": outputs,
                 "timeout_seconds": 60,
-                "output_types": {"report.csv": "file"},
-                "default_arguments": {"readings": sample},
-                "input_names": ["readings"],
+                "output_types": output_types,
+                "default_arguments": {input: sample},
+                "input_names": [input],
                 "trace": false,
             }),
         )
         .unwrap();
+    let mut context = contract(&sample);
+    context["outputs_dir"] = json!(outputs);
     let contract = prompts
-        .render(
-            "harness/test_contract.py.j2",
-            json!({
-                "outputs_dir": outputs,
-                "row_keys": [{
-                    "rule": "Output report must have one row per unique sensor_id",
-                    "output": "report.csv",
-                    "column": "sensor_id",
-                    "sample": "readings",
-                    "mount": sample,
-                }],
-                "csv_inputs": {},
-            }),
-        )
+        .render("harness/test_contract.py.j2", context)
         .unwrap();
     write(dir.path(), "conftest.py", &conftest);
     write(dir.path(), "test_contract.py", &contract);
-    let solution = REPORT_SOLUTION
-        .replace("OUT", &format!("{:?}", outputs.display().to_string()))
-        .replace("MODE", &format!("{mode:?}"));
+    let solution = solution.replace("OUT", &format!("{:?}", outputs.display().to_string()));
     write(dir.path(), "solution.py", &solution);
     let run = pytest(dir.path(), "test_contract.py");
     (
         String::from_utf8_lossy(&run.stdout).into_owned(),
         run.status.success(),
+    )
+}
+
+/// Runs the harness's contract test (with a "one row per `sensor_id`" rule) against the report
+/// script in `mode`; returns pytest's stdout and whether it passed.
+fn contract_run(mode: &str) -> (String, bool) {
+    let row_key = |sample: &Path| {
+        json!({
+            "row_keys": [{
+                "rule": "Output report must have one row per unique sensor_id",
+                "output": "report.csv",
+                "column": "sensor_id",
+                "sample": "readings",
+                "mount": sample,
+            }],
+            "csv_inputs": {},
+        })
+    };
+    run_contract_test(
+        "sensor_id,temp\nS1,1\nS2,2\nS1,3\nS3,4\n",
+        "readings",
+        &json!({"report.csv": "file"}),
+        row_key,
+        &REPORT_SOLUTION.replace("MODE", &format!("{mode:?}")),
     )
 }
 
@@ -270,45 +289,17 @@ const NAMES: &str = r#"r["name"] for r in rows"#;
 const TRICKY: &str =
     "\u{feff}name,amount\r\n\"Smith, J\",1.5\r\nAl \"\"Bo\"\",\r\n\"two\nlines\",2\r\n";
 
-/// Runs the harness's contract test against the orders script (`rows`, `names`) on `sample`;
-/// returns pytest's stdout and whether it passed.
+/// Runs the harness's contract test against the orders script (`rows`, `names`) on a sample
+/// of `sample_text`; returns pytest's stdout and whether it passed.
 fn quoted_run(sample_text: &str, rows: &str, names: &str) -> (String, bool) {
-    let dir = tempfile::tempdir().unwrap();
-    let outputs = dir.path().join("outputs");
-    let sample = dir.path().join("orders.csv");
-    std::fs::write(&sample, sample_text).unwrap();
-    let prompts = Prompts::embedded().unwrap();
-    let types = json!({"total": "float", "names.txt": "file"});
-    let conftest = prompts
-        .render(
-            "harness/conftest.py.j2",
-            json!({
-                "outputs_dir": outputs,
-                "timeout_seconds": 60,
-                "output_types": types,
-                "default_arguments": {"orders": sample},
-                "input_names": ["orders"],
-                "trace": false,
-            }),
-        )
-        .unwrap();
-    let contract = prompts
-        .render(
-            "harness/test_contract.py.j2",
-            json!({"outputs_dir": outputs, "row_keys": [], "csv_inputs": {"orders": sample}}),
-        )
-        .unwrap();
-    write(dir.path(), "conftest.py", &conftest);
-    write(dir.path(), "test_contract.py", &contract);
-    let solution = ORDERS_SOLUTION
-        .replace("OUT", &format!("{:?}", outputs.display().to_string()))
-        .replace("ROWS", rows)
-        .replace("NAMES", names);
-    write(dir.path(), "solution.py", &solution);
-    let run = pytest(dir.path(), "test_contract.py");
-    (
-        String::from_utf8_lossy(&run.stdout).into_owned(),
-        run.status.success(),
+    run_contract_test(
+        sample_text,
+        "orders",
+        &json!({"total": "float", "names.txt": "file"}),
+        |sample| json!({"row_keys": [], "csv_inputs": {"orders": sample}}),
+        &ORDERS_SOLUTION
+            .replace("ROWS", rows)
+            .replace("NAMES", names),
     )
 }
 

@@ -5,10 +5,8 @@
 
 use autocoder_loop::GenerateOptions;
 use autocoder_loop::request::{Declaration, Sample};
-use autocoder_testkit::{Entry, Reply};
-use serde_json::json;
 
-use crate::generate::{code, fixture, plan, test_file};
+use crate::generate::{code, edit_fix, fixture, plan, test_error_verdict, test_file};
 
 const READINGS: &str = "sensor_id,temp\nS1,1.5\nS2,\nS1,3.5\n";
 
@@ -63,30 +61,12 @@ fn options(f: &crate::generate::Fixture) -> GenerateOptions {
 
 #[tokio::test]
 async fn a_script_splitting_lines_on_commas_fails_on_a_quoted_copy_and_goes_to_the_code_fixer() {
-    let diagnosis = Entry::step(
-        "diagnose",
-        Reply::Json(json!({"failures": [{
-            "test_id": QUOTED_TEST,
-            "kind": "test_error",
-            "evidence": "the total is right",
-            "fix": "accept it",
-            "packages": [],
-        }]})),
-    );
-    let fix = Entry::step(
-        "fix_code",
-        Reply::Json(json!({
-            "edits": [{"find": BY_SPLITTING, "replace": BY_CSV}],
-            "packages": [],
-            "explanation": "read the file as CSV",
-        })),
-    );
     let f = fixture(vec![
         plan(),
         code(&SUM_SCRIPT.replace("PARSE", BY_SPLITTING)),
         test_file(WEAK_TESTS),
-        diagnosis,
-        fix,
+        test_error_verdict(QUOTED_TEST),
+        edit_fix(BY_SPLITTING, BY_CSV),
     ])
     .await;
     let result = f.generate(&options(&f)).await;

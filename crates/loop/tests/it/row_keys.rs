@@ -3,10 +3,8 @@
 
 use autocoder_loop::GenerateOptions;
 use autocoder_loop::request::{Declaration, Sample};
-use autocoder_testkit::{Entry, Reply};
-use serde_json::json;
 
-use crate::generate::{code, fixture, plan, test_file};
+use crate::generate::{code, edit_fix, fixture, plan, test_error_verdict, test_file};
 
 const READINGS: &str = "sensor_id,temp\nS1,1.5\nS2,2.0\nS1,3.5\n";
 
@@ -52,30 +50,12 @@ const ROW_TEST: &str = "test_contract.py::test_report_csv_has_one_row_per_sensor
 
 #[tokio::test]
 async fn a_headerless_report_fails_the_one_row_per_key_rule_and_goes_to_the_code_fixer() {
-    let diagnosis = Entry::step(
-        "diagnose",
-        Reply::Json(json!({"failures": [{
-            "test_id": ROW_TEST,
-            "kind": "test_error",
-            "evidence": "the report has rows",
-            "fix": "accept it",
-            "packages": [],
-        }]})),
-    );
-    let fix = Entry::step(
-        "fix_code",
-        Reply::Json(json!({
-            "edits": [{"find": NO_HEADER, "replace": WITH_HEADER}],
-            "packages": [],
-            "explanation": "write the header row",
-        })),
-    );
     let f = fixture(vec![
         plan(),
         code(&REPORT_SCRIPT.replace("HEADER", NO_HEADER)),
         test_file(WEAK_TESTS),
-        diagnosis,
-        fix,
+        test_error_verdict(ROW_TEST),
+        edit_fix(NO_HEADER, WITH_HEADER),
     ])
     .await;
     let sample = f.dir.path().join("readings.csv");

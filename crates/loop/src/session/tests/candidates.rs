@@ -88,8 +88,39 @@ fn ran_on_the_samples(s: &mut Session, outputs: Vec<CandidateOutput>) {
     s.apply(Event::CandidatesRan { outputs });
 }
 
+/// A session with three candidates written (scripts returning 7, 6 and 5), at the
+/// environment's preparation.
+fn three_candidates() -> Session {
+    let mut s = session(limits(3));
+    up_to_candidates(
+        &mut s,
+        vec![
+            candidate(&code_of(7), &["pandas"]),
+            candidate(&code_of(6), &["pandas"]),
+            candidate(&code_of(5), &["pandas"]),
+        ],
+    );
+    s
+}
+
 fn code_of(n: u32) -> String {
     format!("def total():\n    return {n}\n")
+}
+
+/// A run of two tests, `test_total` (failing with [`WRONG_TOTAL`]) and `test_exit`.
+fn two_tests(total: TestOutcome, exit: TestOutcome) -> TestRun {
+    let total_says = if total == TestOutcome::Failed {
+        WRONG_TOTAL
+    } else {
+        ""
+    };
+    TestRun {
+        results: vec![
+            result("test_solution.py::test_total", total, total_says),
+            result("test_solution.py::test_exit", exit, ""),
+        ],
+        output: String::new(),
+    }
 }
 
 fn tests_written(s: &mut Session) {
@@ -152,24 +183,8 @@ fn candidates_run_on_the_samples_and_the_tests_pick_among_the_groups() {
     );
     s.apply(Event::CandidatesTested {
         runs: vec![
-            TestRun {
-                results: vec![
-                    result("test_solution.py::test_total", TestOutcome::Passed, ""),
-                    result("test_solution.py::test_exit", TestOutcome::Passed, ""),
-                ],
-                output: String::new(),
-            },
-            TestRun {
-                results: vec![
-                    result(
-                        "test_solution.py::test_total",
-                        TestOutcome::Failed,
-                        WRONG_TOTAL,
-                    ),
-                    result("test_solution.py::test_exit", TestOutcome::Passed, ""),
-                ],
-                output: String::new(),
-            },
+            two_tests(TestOutcome::Passed, TestOutcome::Passed),
+            two_tests(TestOutcome::Failed, TestOutcome::Passed),
         ],
     });
     // The passing script is kept, in the environment it passed in.
@@ -189,43 +204,19 @@ fn candidates_run_on_the_samples_and_the_tests_pick_among_the_groups() {
 
 #[test]
 fn the_diagnosis_sees_what_the_other_groups_computed_when_the_kept_script_fails() {
-    let mut s = session(limits(3));
-    up_to_candidates(
-        &mut s,
-        vec![
-            candidate(&code_of(7), &["pandas"]),
-            candidate(&code_of(6), &["pandas"]),
-            candidate(&code_of(5), &["pandas"]),
-        ],
-    );
+    let mut s = three_candidates();
     ran_on_the_samples(&mut s, vec![output("7"), output("6"), crashed()]);
     tests_written(&mut s);
     let Action::TestCandidates { scripts } = s.next_action() else {
         panic!("expected the groups' scripts to be tested");
     };
     assert_eq!(scripts, [code_of(7), code_of(6)]);
-    let failing = |passed: bool| TestRun {
-        results: vec![
-            result(
-                "test_solution.py::test_total",
-                TestOutcome::Failed,
-                WRONG_TOTAL,
-            ),
-            result(
-                "test_solution.py::test_exit",
-                if passed {
-                    TestOutcome::Passed
-                } else {
-                    TestOutcome::Failed
-                },
-                "",
-            ),
-        ],
-        output: String::new(),
-    };
     // The second group's script passes one test more; neither passes all.
     s.apply(Event::CandidatesTested {
-        runs: vec![failing(false), failing(true)],
+        runs: vec![
+            two_tests(TestOutcome::Failed, TestOutcome::Failed),
+            two_tests(TestOutcome::Failed, TestOutcome::Passed),
+        ],
     });
     assert_eq!(s.code(), Some(code_of(6).as_str()));
     let Action::Diagnose {
@@ -368,15 +359,7 @@ fn a_new_script_after_escalation_is_several_candidates_again() {
 
 #[test]
 fn candidates_that_cannot_run_on_the_samples_are_each_tested() {
-    let mut s = session(limits(3));
-    up_to_candidates(
-        &mut s,
-        vec![
-            candidate(&code_of(7), &["pandas"]),
-            candidate(&code_of(6), &["pandas"]),
-            candidate(&code_of(5), &["pandas"]),
-        ],
-    );
+    let mut s = three_candidates();
     ran_on_the_samples(&mut s, vec![not_runnable(), not_runnable(), not_runnable()]);
     tests_written(&mut s);
     assert_eq!(
@@ -418,15 +401,7 @@ fn candidates_that_cannot_run_on_the_samples_are_each_tested() {
 
 #[test]
 fn among_scripts_the_tests_cannot_tell_apart_the_one_agreeing_most_with_the_others_is_kept() {
-    let mut s = session(limits(3));
-    up_to_candidates(
-        &mut s,
-        vec![
-            candidate(&code_of(7), &["pandas"]),
-            candidate(&code_of(6), &["pandas"]),
-            candidate(&code_of(5), &["pandas"]),
-        ],
-    );
+    let mut s = three_candidates();
     // Three different tables: the third shares the header and two rows with the first, the
     // header and a row with the second; those two share only the header.
     ran_on_the_samples(
@@ -445,17 +420,7 @@ fn among_scripts_the_tests_cannot_tell_apart_the_one_agreeing_most_with_the_othe
             scripts: vec![code_of(5), code_of(7), code_of(6)]
         }
     );
-    let tied = || TestRun {
-        results: vec![
-            result(
-                "test_solution.py::test_total",
-                TestOutcome::Failed,
-                WRONG_TOTAL,
-            ),
-            result("test_solution.py::test_exit", TestOutcome::Passed, ""),
-        ],
-        output: String::new(),
-    };
+    let tied = || two_tests(TestOutcome::Failed, TestOutcome::Passed);
     s.apply(Event::CandidatesTested {
         runs: vec![tied(), tied(), tied()],
     });
