@@ -171,14 +171,15 @@ if __name__ == "__main__":
 /// Writes the harness (`conftest.py` for one input `input` defaulting to `sample`, and
 /// `test_contract.py` with `contract` added to its context) and `solution`, with `OUT` in it
 /// standing for the outputs directory, into a new directory and runs the contract test there;
-/// returns pytest's stdout and whether it passed.
+/// returns pytest's stdout, whether it passed and how many lines the script appended to
+/// `runs.log` beside the outputs directory.
 fn run_contract_test(
     sample_text: &str,
     input: &str,
     output_types: &serde_json::Value,
     contract: impl Fn(&Path) -> serde_json::Value,
     solution: &str,
-) -> (String, bool) {
+) -> (String, bool, usize) {
     let dir = tempfile::tempdir().unwrap();
     let outputs = dir.path().join("outputs");
     let sample = dir.path().join(format!("{input}.csv"));
@@ -207,9 +208,11 @@ fn run_contract_test(
     let solution = solution.replace("OUT", &format!("{:?}", outputs.display().to_string()));
     write(dir.path(), "solution.py", &solution);
     let run = pytest(dir.path(), "test_contract.py");
+    let runs = std::fs::read_to_string(dir.path().join("runs.log")).unwrap_or_default();
     (
         String::from_utf8_lossy(&run.stdout).into_owned(),
         run.status.success(),
+        runs.lines().count(),
     )
 }
 
@@ -228,13 +231,14 @@ fn contract_run(mode: &str) -> (String, bool) {
             "csv_inputs": {},
         })
     };
-    run_contract_test(
+    let (stdout, passed, _) = run_contract_test(
         "sensor_id,temp\nS1,1\nS2,2\nS1,3\nS3,4\n",
         "readings",
         &json!({"report.csv": "file"}),
         row_key,
         &REPORT_SOLUTION.replace("MODE", &format!("{mode:?}")),
-    )
+    );
+    (stdout, passed)
 }
 
 #[test]
@@ -275,6 +279,8 @@ def main():
     with open(args.orders, newline="", encoding="utf-8-sig") as handle:
         rows = ROWS
     out = pathlib.Path(OUT)
+    with open(out.parent / "runs.log", "a") as log:
+        log.write("ran\n")
     (out / "total").write_text(str(sum(float(r["amount"] or 0) for r in rows)))
     (out / "names.txt").write_text("\n".join(NAMES))
 
@@ -290,8 +296,8 @@ const TRICKY: &str =
     "\u{feff}name,amount\r\n\"Smith, J\",1.5\r\nAl \"\"Bo\"\",\r\n\"two\nlines\",2\r\n";
 
 /// Runs the harness's contract test against the orders script (`rows`, `names`) on a sample
-/// of `sample_text`; returns pytest's stdout and whether it passed.
-fn quoted_run(sample_text: &str, rows: &str, names: &str) -> (String, bool) {
+/// of `sample_text`; returns pytest's stdout, whether it passed and how often the script ran.
+fn quoted_run(sample_text: &str, rows: &str, names: &str) -> (String, bool, usize) {
     run_contract_test(
         sample_text,
         "orders",
@@ -306,13 +312,15 @@ fn quoted_run(sample_text: &str, rows: &str, names: &str) -> (String, bool) {
 #[test]
 fn the_contract_test_expects_the_same_outputs_from_a_quoted_copy_of_a_csv_sample() {
     // A CSV parser reads the copy as the same data: mark, line breaks, quotes and all.
-    let (stdout, passed) = quoted_run(TRICKY, BY_CSV, NAMES);
+    let (stdout, passed, runs) = quoted_run(TRICKY, BY_CSV, NAMES);
     assert!(passed && stdout.contains("2 passed"), "{stdout}");
+    // Once on the samples (the first test's run serves both) and once on the copy.
+    assert_eq!(runs, 2);
     // Splitting lines on commas works on a plain sample and crashes on its quoted copy.
     let plain = "name,amount\nSmith,1.5\nAl,\n";
     let split =
         "[dict(zip(['name', 'amount'], line.strip().split(','))) for line in list(handle)[1:]]";
-    let (stdout, passed) = quoted_run(plain, split, NAMES);
+    let (stdout, passed, _) = quoted_run(plain, split, NAMES);
     assert!(!passed, "{stdout}");
     assert!(stdout.contains("1 failed, 1 passed"), "{stdout}");
     assert!(
@@ -322,7 +330,7 @@ fn the_contract_test_expects_the_same_outputs_from_a_quoted_copy_of_a_csv_sample
     );
     // An output that changes without a crash is named, with both values.
     let raw_line = "[open(args.orders).read().splitlines()[1]]";
-    let (stdout, passed) = quoted_run(plain, BY_CSV, raw_line);
+    let (stdout, passed, _) = quoted_run(plain, BY_CSV, raw_line);
     assert!(!passed, "{stdout}");
     assert!(
         stdout.contains("names.txt changed when every field of")
@@ -330,7 +338,7 @@ fn the_contract_test_expects_the_same_outputs_from_a_quoted_copy_of_a_csv_sample
         "{stdout}"
     );
     // A script that already fails on the samples fails once: the quoted copy is skipped.
-    let (stdout, passed) = quoted_run(TRICKY, split, NAMES);
+    let (stdout, passed, _) = quoted_run(TRICKY, split, NAMES);
     assert!(
         !passed && stdout.contains("1 failed, 1 skipped"),
         "{stdout}"
