@@ -4,9 +4,9 @@
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    cache::CacheArgs, completions::CompletionsArgs, eval::EvalArgs, export::ExportArgs,
-    generate::GenerateArgs, policy::PolicyArgs, profile::ProfileArgs, resume::ResumeArgs,
-    run::RunArgs, sandbox::SandboxArgs, schema::SchemaArgs,
+    cache::CacheArgs, completions::CompletionsArgs, eval::EvalArgs, eval_diff::EvalDiffArgs,
+    export::ExportArgs, generate::GenerateArgs, policy::PolicyArgs, profile::ProfileArgs,
+    resume::ResumeArgs, run::RunArgs, sandbox::SandboxArgs, schema::SchemaArgs,
 };
 
 /// Turn a plain-language task plus sample data into a tested Python script.
@@ -70,6 +70,11 @@ pub(crate) enum Command {
     /// data, compare with the reference outputs, print the table and write `eval.json`.
     #[command(after_help = EVAL_EXIT_CODES)]
     Eval(Box<EvalArgs>),
+    /// Two evals of one suite side by side (a change's before and after, two models): runs
+    /// paired by task and seed, totals over the pairs, verdicts that flipped, settings that
+    /// differ.
+    #[command(after_help = EXIT_CODES)]
+    EvalDiff(EvalDiffArgs),
     /// Trim or empty the model-call cache (`generate --model-cache`).
     Cache(CacheArgs),
     /// Try scripts in the sandbox, and check which sandbox backends work here.

@@ -8,15 +8,18 @@
 //! - [`score`]: running a script (generated or the reference) on a task's cases and judging it.
 //! - [`runner`]: the eval itself, one run per task and seed, resumable.
 //! - [`report`]: the records, the summaries and the table.
+//! - [`pairs`]: two evals (a change's before and after) paired by task and seed.
 
 pub mod compare;
 mod error;
+pub mod pairs;
 pub mod report;
 pub mod runner;
 pub mod score;
 pub mod suite;
 
 pub use error::EvalError;
+pub use pairs::{PairedReport, pair, render_pairs};
 pub use report::{EvalReport, RunRecord, render_table};
 pub use runner::{AgentSettings, EvalEvent, EvalOptions, run_suite};
 pub use suite::{Split, Suite, Task};

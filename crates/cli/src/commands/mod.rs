@@ -10,6 +10,7 @@ pub(crate) mod cache;
 pub(crate) mod completions;
 pub(crate) mod constraint;
 pub(crate) mod eval;
+pub(crate) mod eval_diff;
 pub(crate) mod export;
 pub(crate) mod generate;
 pub(crate) mod input;
@@ -43,6 +44,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval(args) => {
             exit_code(runtime()?.block_on(cancel_on_signal(eval::run(*args, &cli.global))))
         }
+        Command::EvalDiff(args) => eval_diff::run(&args),
         Command::Completions(args) => completions::run(&args),
     }
 }

@@ -102,3 +102,58 @@ fn an_unreachable_model_server_stops_the_eval_and_records_nothing() {
     let kept = std::fs::read_dir(&records).map_or(0, Iterator::count);
     assert_eq!(kept, 0, "a record was kept in {}", records.display());
 }
+
+/// An `eval.json` of one test-half run of `task` seed 1, right on `right` of two held-out cases.
+fn eval_json(candidates: u32, task: &str, right: usize) -> String {
+    let cases: Vec<serde_json::Value> = (0..2)
+        .map(|i| serde_json::json!({"name": format!("h{i}"), "correct": i < right, "detail": null}))
+        .collect();
+    serde_json::json!({
+        "format_version": 1,
+        "settings": {"candidates": candidates},
+        "runs": [{
+            "task": task, "split": "test", "seed": 1, "generated": right == 2,
+            "reason": "", "timed_out": false, "test_runs": 2, "model_calls": 7,
+            "input_tokens": 4000, "output_tokens": 1000, "cached_tokens": 3000,
+            "seconds": 250.0, "cases": cases,
+        }],
+        "summary": {},
+    })
+    .to_string()
+}
+
+#[test]
+fn eval_diff_pairs_two_evals_by_task_and_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = dir.path().join("before");
+    std::fs::create_dir_all(&before).unwrap();
+    std::fs::write(before.join("eval.json"), eval_json(1, "grades", 1)).unwrap();
+    let after = dir.path().join("after.json");
+    std::fs::write(&after, eval_json(3, "grades", 2)).unwrap();
+    let out = autocoder(&[
+        "eval-diff",
+        &before.display().to_string(),
+        &after.display().to_string(),
+    ]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}");
+    assert!(table.contains("grades (test)"), "{table}");
+    assert!(table.contains("wrong 1/2, tests fail"), "{table}");
+    assert!(table.contains("right 2/2, tests pass"), "{table}");
+    assert!(table.contains("right after only: grades seed 1"), "{table}");
+    assert!(table.contains("setting candidates: 1 -> 3"), "{table}");
+    assert!(table.contains("75.0% cached"), "{table}");
+}
+
+#[test]
+fn eval_diff_of_a_directory_without_a_report_says_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().display().to_string();
+    let stderr = error_of(&["eval-diff", &empty, &empty]);
+    assert!(stderr.contains("eval.json"), "{stderr}");
+    assert!(stderr.contains("--out"), "{stderr}");
+    let bad = dir.path().join("eval.json");
+    std::fs::write(&bad, "{\"runs\": 3}").unwrap();
+    let stderr = error_of(&["eval-diff", &empty, &empty]);
+    assert!(stderr.contains("is not an eval report"), "{stderr}");
+}
