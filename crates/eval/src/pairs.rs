@@ -211,7 +211,7 @@ pub fn render_pairs(report: &PairedReport) -> String {
         let _ = writeln!(out, "{}", cells.join("  ").trim_end());
     }
     let n = report.pairs.len();
-    let _ = writeln!(out, "\n{n} pairs");
+    let _ = writeln!(out, "\npairs: {n}");
     for (name, t) in [("before", &report.before), ("after", &report.after)] {
         let _ = writeln!(
             out,
