@@ -317,8 +317,9 @@ fn the_contract_test_expects_the_same_outputs_from_a_quoted_copy_of_a_csv_sample
     // Once on the samples (the first test's run serves both) and once on the copy.
     assert_eq!(runs, 2);
     // Rows in another order (as from a set, whose order changes from process to process) are
-    // the same output: here the run on the copy (under pytest's tmp_path) writes them reversed.
-    let shuffled = "[r['name'] for r in rows][::-1 if 'pytest-of' in args.orders else 1]";
+    // the same output: here the run on the quoted copy (in its own scratch directory) writes them
+    // reversed.
+    let shuffled = "[r['name'] for r in rows][::-1 if 'autocoder-quoted-' in args.orders else 1]";
     let (stdout, passed, _) = quoted_run(TRICKY, BY_CSV, shuffled);
     assert!(passed && stdout.contains("2 passed"), "{stdout}");
     // Splitting lines on commas works on a plain sample and crashes on its quoted copy.
