@@ -198,18 +198,7 @@ pub fn render_pairs(report: &PairedReport) -> String {
             cell(&p.after),
         ]);
     }
-    let widths: Vec<usize> = (0..4)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-    }
+    let mut out = crate::report::aligned(&rows);
     let n = report.pairs.len();
     let _ = writeln!(out, "\npairs: {n}");
     for (name, t) in [("before", &report.before), ("after", &report.after)] {

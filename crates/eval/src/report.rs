@@ -199,23 +199,7 @@ pub fn render_table(report: &EvalReport) -> String {
             format!("{:.0}", r.seconds),
         ]);
     }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            rows.iter()
-                .map(|row| row[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect();
-        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-    }
+    let mut out = aligned(&rows);
     for (split, s) in &report.summary {
         let spread: Vec<String> = s
             .correct_by_seed
@@ -248,6 +232,31 @@ pub fn render_table(report: &EvalReport) -> String {
             per(s.tokens_per_correct, "tokens"),
             per(s.seconds_per_correct, "s"),
         );
+    }
+    out
+}
+
+/// `rows` (the header first) as text, each column padded to its widest cell.
+pub(crate) fn aligned<R: AsRef<[String]>>(rows: &[R]) -> String {
+    let columns = rows.first().map_or(0, |row| row.as_ref().len());
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|row| row.as_ref().get(i))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .as_ref()
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
     }
     out
 }
