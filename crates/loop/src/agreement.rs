@@ -94,14 +94,10 @@ mod tests {
         assert!((got - want).abs() < 1e-12, "{got} is not {want}");
     }
 
-    fn file(name: &str, text: &str) -> Vec<u64> {
-        cells(name, text)
-    }
-
     #[test]
     fn rows_in_another_order_or_with_float_noise_are_the_same_cells() {
-        let a = file("by_region.csv", "region,revenue\nnorth,17.5\nsouth,3");
-        let b = file(
+        let a = cells("by_region.csv", "region,revenue\nnorth,17.5\nsouth,3");
+        let b = cells(
             "by_region.csv",
             "region,revenue\nsouth,3.0\nnorth,17.500000001",
         );
@@ -110,9 +106,9 @@ mod tests {
 
     #[test]
     fn files_sharing_most_rows_agree_more_than_files_sharing_none() {
-        let right = file("out.csv", "k,v\na,1\nb,2\nc,3");
-        let close = file("out.csv", "k,v\na,1\nb,2\nc,4");
-        let far = file("out.csv", "total\n6");
+        let right = cells("out.csv", "k,v\na,1\nb,2\nc,3");
+        let close = cells("out.csv", "k,v\na,1\nb,2\nc,4");
+        let far = cells("out.csv", "total\n6");
         // The header and two rows in common, of five rows in either.
         same(similarity(&right, &close), 3.0 / 5.0);
         same(similarity(&right, &far), 0.0);
@@ -126,8 +122,8 @@ mod tests {
 
     #[test]
     fn repeated_rows_count_as_many_times_as_they_occur() {
-        let twice = file("o", "x\nx");
-        let once = file("o", "x");
+        let twice = cells("o", "x\nx");
+        let once = cells("o", "x");
         same(similarity(&twice, &once), 0.5);
     }
 

@@ -1,8 +1,9 @@
 //! Several scripts for one plan (`--candidates K`): each runs on the samples, candidates that
 //! computed the same outputs form a group, and the tests run against one script of each group.
 //! The script that passes the most tests is kept (ties: the larger group, then the one whose
-//! outputs agree most with the other candidates', then the earlier script); when it still fails, the diagnosis sees what the other groups computed, with their
-//! code, since the tests' hand-computed expectations and the other scripts cannot both be right.
+//! outputs agree most with the other candidates', then the earlier script); when it still fails,
+//! the diagnosis sees what the other groups computed, with their code, since the tests'
+//! hand-computed expectations and the other scripts cannot both be right.
 
 use std::collections::BTreeSet;
 
@@ -250,20 +251,12 @@ fn order_groups(groups: &mut [Vec<usize>], outputs: &[CandidateOutput]) {
         .iter()
         .map(|o| if o.ok { o.cells.as_slice() } else { &[] })
         .collect();
-    let mut keyed: Vec<(usize, f64, Vec<usize>)> = groups
-        .iter()
-        .map(|g| {
-            (
-                g.len(),
-                crate::agreement::agreement(g[0], &cells),
-                g.clone(),
-            )
-        })
-        .collect();
-    keyed.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)));
-    for (slot, (_, _, group)) in groups.iter_mut().zip(keyed) {
-        *slot = group;
-    }
+    let agreement = |group: &Vec<usize>| crate::agreement::agreement(group[0], &cells);
+    groups.sort_by(|a, b| {
+        b.len()
+            .cmp(&a.len())
+            .then_with(|| agreement(b).total_cmp(&agreement(a)))
+    });
 }
 
 /// Candidates that could not be run on the samples.
