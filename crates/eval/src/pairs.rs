@@ -291,6 +291,7 @@ mod tests {
             cached_tokens: Some(500),
             seconds: 100.0,
             cases,
+            tried: Vec::new(),
         }
     }
 

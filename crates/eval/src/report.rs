@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::score::{CaseResult, is_heldout};
+use crate::score::{CaseResult, TriedScript, is_heldout};
 use crate::suite::Split;
 
 /// Version of the `eval.json` layout.
@@ -41,6 +41,10 @@ pub struct RunRecord {
     pub seconds: f64,
     /// Every case, the sample case first.
     pub cases: Vec<CaseResult>,
+    /// The other scripts the loop tested on its way, scored the same way (none recorded before
+    /// they were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tried: Vec<TriedScript>,
 }
 
 impl RunRecord {
@@ -65,6 +69,12 @@ impl RunRecord {
             .map(|c| c.correct)
     }
 
+    /// Some script the loop tested (the kept one or one it tried on the way) was right on every
+    /// held-out case: what a perfect choice among its scripts would have scored.
+    pub fn some_script_correct(&self) -> bool {
+        self.heldout_correct() || self.tried.iter().any(TriedScript::heldout_correct)
+    }
+
     /// Input plus output tokens.
     pub fn tokens(&self) -> u64 {
         self.input_tokens + self.output_tokens
@@ -82,6 +92,9 @@ pub struct SplitSummary {
     pub heldout_correct: usize,
     /// Runs right on the samples.
     pub sample_correct: usize,
+    /// Runs where some script the loop tested was right on every held-out case.
+    #[serde(default)]
+    pub some_script_correct: usize,
     /// `seed -> held-out correct runs` with that seed: the spread across seeds.
     pub correct_by_seed: BTreeMap<u64, usize>,
     /// Tasks right with at least one seed.
@@ -146,6 +159,7 @@ fn summarize(runs: &[&RunRecord]) -> SplitSummary {
         s.sample_correct += usize::from(r.sample_correct() == Some(true));
         let correct = r.heldout_correct();
         s.heldout_correct += usize::from(correct);
+        s.some_script_correct += usize::from(r.some_script_correct());
         *s.correct_by_seed.entry(r.seed).or_default() += usize::from(correct);
         if correct {
             right.insert(&r.task);
@@ -214,12 +228,14 @@ pub fn render_table(report: &EvalReport) -> String {
         };
         let _ = writeln!(
             out,
-            "\n{split}: held-out correct {}/{} runs ({}), tasks right with some seed {}/{}; \
-             tests passed {}/{}, right on samples {}/{}; {} tokens ({} cached), {:.0} s; \
-             per correct run: {}, {}",
+            "\n{split}: held-out correct {}/{} runs ({}), some tested script right in {}/{}, \
+             tasks right with some seed {}/{}; tests passed {}/{}, right on samples {}/{}; \
+             {} tokens ({} cached), {:.0} s; per correct run: {}, {}",
             s.heldout_correct,
             s.runs,
             spread.join(", "),
+            s.some_script_correct,
+            s.runs,
             s.tasks_ever_correct,
             s.tasks,
             s.generated,
@@ -296,6 +312,7 @@ mod tests {
             cached_tokens: None,
             seconds: 60.0,
             cases,
+            tried: Vec::new(),
         }
     }
 
@@ -304,6 +321,29 @@ mod tests {
         assert!(record("a", Split::Dev, 1, &[true, true]).heldout_correct());
         assert!(!record("a", Split::Dev, 1, &[true, false]).heldout_correct());
         assert!(!record("a", Split::Dev, 1, &[]).heldout_correct());
+    }
+
+    #[test]
+    fn a_tried_script_right_on_every_heldout_case_counts_as_some_script_correct() {
+        let tried = |heldout: &[bool]| TriedScript {
+            script: "iterations/1/solution.py".into(),
+            cases: record("a", Split::Dev, 1, heldout).cases,
+        };
+        let mut wrong = record("a", Split::Dev, 1, &[true, false]);
+        wrong.tried = vec![tried(&[false, true]), tried(&[true, true])];
+        let mut still_wrong = record("b", Split::Dev, 1, &[false]);
+        still_wrong.tried = vec![tried(&[true, false])];
+        let right = record("c", Split::Dev, 1, &[true]);
+        assert!(wrong.some_script_correct() && !wrong.heldout_correct());
+        assert!(!still_wrong.some_script_correct());
+        assert!(right.some_script_correct());
+        let report = EvalReport::new(serde_json::json!({}), vec![wrong, still_wrong, right]);
+        assert_eq!(report.summary["dev"].some_script_correct, 2);
+        assert!(
+            render_table(&report).contains("some tested script right in 2/3"),
+            "{}",
+            render_table(&report)
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::error::EvalError;
 use crate::report::{EvalReport, RunRecord};
-use crate::score::score_generated;
+use crate::score::{score_generated, score_tried};
 use crate::suite::{Suite, Task};
 
 /// What to run and how.
@@ -352,6 +352,7 @@ async fn run_one(
         cached_tokens: None,
         seconds,
         cases: Vec::new(),
+        tried: Vec::new(),
     };
     match outcome {
         Err(_) => {
@@ -377,6 +378,7 @@ async fn run_one(
             if run_dir.join("solution.py").is_file() {
                 on_event(&EvalEvent::Scoring);
                 record.cases = score_generated(task, &run_dir, &options.sandbox).await?;
+                record.tried = score_tried(task, &run_dir, &record.cases, &options.sandbox).await?;
             }
         }
     }

@@ -62,6 +62,104 @@ pub async fn score_generated(
     Ok(results)
 }
 
+/// A script the loop tested on its way besides the one it kept (an iteration's, or a candidate
+/// group's), scored like the kept one: whether the loop kept the right script when it had one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TriedScript {
+    /// Its path in the run directory (`iterations/2/solution.py`,
+    /// `iterations/1/group-2/solution.py`).
+    pub script: String,
+    /// Every case, the sample case first.
+    pub cases: Vec<CaseResult>,
+}
+
+impl TriedScript {
+    /// Right on every held-out case.
+    pub fn heldout_correct(&self) -> bool {
+        let mut heldout = self.cases.iter().filter(|c| is_heldout(c)).peekable();
+        heldout.peek().is_some() && heldout.all(|c| c.correct)
+    }
+}
+
+/// Scores every script the loop tested in `run_dir` (`iterations/<n>/solution.py` and
+/// `iterations/<n>/group-<k>/solution.py`, in run order). Each runs from a scratch copy of the
+/// run's `result.json` (its environment and contract) with the script in place of the kept one;
+/// a script with the kept one's text takes `kept`'s cases, and a text seen before its cases.
+pub async fn score_tried(
+    task: &Task,
+    run_dir: &Path,
+    kept: &[CaseResult],
+    sandbox: &SandboxOptions,
+) -> Result<Vec<TriedScript>, EvalError> {
+    let solution = run_dir.join("solution.py");
+    let mut seen: BTreeMap<String, Vec<CaseResult>> = BTreeMap::new();
+    if let Ok(text) = std::fs::read_to_string(&solution) {
+        seen.insert(text, kept.to_vec());
+    }
+    let mut tried = Vec::new();
+    for script in tested_scripts(run_dir)? {
+        let path = run_dir.join(&script);
+        let text = std::fs::read_to_string(&path).map_err(EvalError::io(&path))?;
+        let cases = if let Some(cases) = seen.get(&text) {
+            cases.clone()
+        } else {
+            let cases = score_script(task, run_dir, &text, sandbox).await?;
+            seen.insert(text, cases.clone());
+            cases
+        };
+        tried.push(TriedScript { script, cases });
+    }
+    Ok(tried)
+}
+
+/// Scores `text` as the script of `run_dir`'s generation, from a scratch copy of its
+/// `result.json`.
+async fn score_script(
+    task: &Task,
+    run_dir: &Path,
+    text: &str,
+    sandbox: &SandboxOptions,
+) -> Result<Vec<CaseResult>, EvalError> {
+    let scratch = tempfile::tempdir().map_err(EvalError::io(std::env::temp_dir()))?;
+    let result = run_dir.join("result.json");
+    std::fs::copy(&result, scratch.path().join("result.json")).map_err(EvalError::io(&result))?;
+    let copy = scratch.path().join("solution.py");
+    std::fs::write(&copy, text).map_err(EvalError::io(&copy))?;
+    score_generated(task, scratch.path(), sandbox).await
+}
+
+/// The scripts under `run_dir/iterations/`, relative to `run_dir`, by iteration then group.
+fn tested_scripts(run_dir: &Path) -> Result<Vec<String>, EvalError> {
+    let iterations = run_dir.join("iterations");
+    let Ok(entries) = std::fs::read_dir(&iterations) else {
+        return Ok(Vec::new());
+    };
+    let mut numbers: Vec<u32> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    numbers.sort_unstable();
+    let mut scripts = Vec::new();
+    for number in numbers {
+        let dir = iterations.join(number.to_string());
+        if dir.join("solution.py").is_file() {
+            scripts.push(format!("iterations/{number}/solution.py"));
+        }
+        let mut groups: Vec<u32> = std::fs::read_dir(&dir)
+            .map_err(EvalError::io(&dir))?
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().to_str()?.strip_prefix("group-")?.parse().ok())
+            .collect();
+        groups.sort_unstable();
+        for group in groups {
+            if dir.join(format!("group-{group}/solution.py")).is_file() {
+                scripts.push(format!("iterations/{number}/group-{group}/solution.py"));
+            }
+        }
+    }
+    Ok(scripts)
+}
+
 /// Runs the reference solution on `case` and returns its outcome and the directory its outputs
 /// were written to (kept alive by the returned guard).
 pub async fn run_reference(
@@ -221,4 +319,41 @@ fn tail(text: &str, max: usize) -> String {
 /// Whether `case` is one of the held-out ones (not the samples).
 pub fn is_heldout(case: &CaseResult) -> bool {
     case.name != SAMPLE_CASE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tested_scripts_are_listed_by_iteration_then_group() {
+        let dir = tempfile::tempdir().unwrap();
+        for path in [
+            "iterations/10/solution.py",
+            "iterations/2/solution.py",
+            "iterations/1/group-2/solution.py",
+            "iterations/1/group-10/solution.py",
+            "iterations/1/group-1/solution.py",
+        ] {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "print(1)\n").unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("iterations/3/sandbox")).unwrap();
+        assert_eq!(
+            tested_scripts(dir.path()).unwrap(),
+            [
+                "iterations/1/group-1/solution.py",
+                "iterations/1/group-2/solution.py",
+                "iterations/1/group-10/solution.py",
+                "iterations/2/solution.py",
+                "iterations/10/solution.py",
+            ]
+        );
+        assert!(
+            tested_scripts(&dir.path().join("missing"))
+                .unwrap()
+                .is_empty()
+        );
+    }
 }

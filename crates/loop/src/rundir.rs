@@ -19,7 +19,9 @@
 //!   profiles/<name>.json   the profile of each sample
 //!   report.html            the samples' profiles as one page with charts and alerts
 //!   schemas/<name>.py      the Pandera module of each sample, checks included
-//!   iterations/<n>/        per test run: test_output.txt, routes.json (diagnoses), changes.json
+//!   iterations/<n>/        per test run: the script and tests it ran (solution.py,
+//!                          test_solution.py), test_output.txt, routes.json (diagnoses),
+//!                          changes.json; with --candidates, group-<k>/ per group's script
 //! ```
 
 use std::collections::BTreeMap;

@@ -151,6 +151,66 @@ async fn a_right_script_scores_correct_and_a_wrong_one_incorrect() {
     assert!(err.to_string().contains("max_iterations"), "{err}");
 }
 
+/// The loop can test a right script and keep a wrong one: here the model's test expects 5
+/// unknown-customer orders, the diagnosis blames the (right) reference script and the code fix
+/// hard-codes 5. Every tested script is scored, so the report shows that a right one was tried.
+#[tokio::test]
+async fn a_right_script_the_loop_tried_and_dropped_is_scored() {
+    let suite = Suite::load(&suite::suite_dir()).unwrap();
+    let reference =
+        std::fs::read_to_string(suite.dir.join("tasks/country-revenue-join/reference.py")).unwrap();
+    let wrong_test = "def test_unmatched(run_solution):\n    result = run_solution()\n    assert result.outputs[\"unmatched\"] == 5\n";
+    let counted = r#"unmatched = int(m["country"].isna().sum())"#;
+    let mut entries = answers(&reference);
+    entries[2] = Entry::step("tests", Reply::Json(json!({"tests": wrong_test})));
+    entries.push(Entry::step(
+        "diagnose",
+        Reply::Json(json!({"failures": [{
+            "test_id": "test_solution.py::test_unmatched",
+            "kind": "logic",
+            "evidence": "unmatched is 0, the test expects 5",
+            "fix": "write 5",
+            "packages": [],
+        }]})),
+    ));
+    entries.push(Entry::step(
+        "fix_code",
+        Reply::Json(json!({
+            "edits": [{"find": counted, "replace": "unmatched = 5"}],
+            "packages": [],
+            "explanation": "five",
+        })),
+    ));
+    let server = ScriptedServer::start(Script::new(entries)).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let options = EvalOptions {
+        tasks: vec!["country-revenue-join".into()],
+        ..options(&server, out.path())
+    };
+    let report = run_suite(&suite, &options, &|_| {}).await.unwrap();
+    let run = &report.runs[0];
+    assert!(
+        run.generated,
+        "the test passes once 5 is hard-coded: {run:#?}"
+    );
+    assert_eq!(run.test_runs, 2, "{run:#?}");
+    assert!(!run.heldout_correct(), "{run:#?}");
+    let scripts: Vec<&str> = run.tried.iter().map(|t| t.script.as_str()).collect();
+    assert_eq!(
+        scripts,
+        ["iterations/1/solution.py", "iterations/2/solution.py"],
+        "{run:#?}"
+    );
+    assert!(run.tried[0].heldout_correct(), "the reference: {run:#?}");
+    assert_eq!(run.tried[1].cases, run.cases, "the kept script: {run:#?}");
+    assert!(run.some_script_correct());
+    assert_eq!(report.summary["test"].some_script_correct, 1);
+    let first = out
+        .path()
+        .join("runs/country-revenue-join/seed-7/iterations/1/solution.py");
+    assert_eq!(std::fs::read_to_string(first).unwrap(), reference);
+}
+
 /// A generation that ends in an error still reports what it spent: its model calls and tokens
 /// come from its journal (they were recorded as 0, which hid the cost of failed runs).
 #[tokio::test]

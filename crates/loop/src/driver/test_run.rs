@@ -34,6 +34,12 @@ impl Driver<'_> {
             &format!("iterations/{number}/test_output.txt"),
             output.as_bytes(),
         )?;
+        self.run_dir
+            .write(&format!("iterations/{number}/solution.py"), code.as_bytes())?;
+        self.run_dir.write(
+            &format!("iterations/{number}/test_solution.py"),
+            tests.as_bytes(),
+        )?;
         let run = to_test_run(&report);
         self.last_report = Some(report);
         Ok(Event::TestsRan(run))
