@@ -214,8 +214,7 @@ async fn run(
         repairs: Repairs {
             slips: options.profile().slip_repairs,
         },
-        last_report: None,
-        candidate_reports: Vec::new(),
+        reports: Vec::new(),
         iteration_tokens: Vec::new(),
         iteration_started: started,
         iteration_seconds: Vec::new(),

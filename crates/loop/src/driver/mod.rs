@@ -51,9 +51,9 @@ pub(crate) struct Driver<'a> {
     pub(crate) profile: crate::ModelProfile,
     /// The repairs its code gets.
     pub(crate) repairs: Repairs,
-    pub(crate) last_report: Option<TestReport>,
-    /// Each candidate script's test report (`--candidates`), in the order they ran.
-    pub(crate) candidate_reports: Vec<(String, TestReport)>,
+    /// Each test report with the script it tested (test runs and `--candidates`' group runs),
+    /// in the order they ran.
+    pub(crate) reports: Vec<(String, TestReport)>,
     pub(crate) iteration_tokens: Vec<u64>,
     pub(crate) iteration_started: Instant,
     pub(crate) iteration_seconds: Vec<f64>,

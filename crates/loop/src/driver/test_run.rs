@@ -41,7 +41,7 @@ impl Driver<'_> {
             tests.as_bytes(),
         )?;
         let run = to_test_run(&report);
-        self.last_report = Some(report);
+        self.reports.push((code.to_owned(), report));
         Ok(Event::TestsRan(run))
     }
 
@@ -76,22 +76,19 @@ impl Driver<'_> {
             self.run_dir
                 .write(&format!("{dir}/test_output.txt"), output.as_bytes())?;
             runs.push(to_test_run(&report));
-            self.candidate_reports.push((code.clone(), report));
+            self.reports.push((code.clone(), report));
         }
-        self.last_report = None;
         Ok(Event::CandidatesTested { runs })
     }
 
-    /// The last test report of `code`: the last test run's, or the report of the candidate
-    /// the session kept when no test run followed it.
+    /// The last test report of `code` (the script a test run or a candidate group's run
+    /// tested); `None` for a script no test ran.
     pub(crate) fn report_of(&self, code: &str) -> Option<&TestReport> {
-        self.last_report.as_ref().or_else(|| {
-            self.candidate_reports
-                .iter()
-                .rev()
-                .find(|(candidate, _)| candidate == code)
-                .map(|(_, report)| report)
-        })
+        self.reports
+            .iter()
+            .rev()
+            .find(|(tested, _)| tested == code)
+            .map(|(_, report)| report)
     }
 
     /// A directory of the run directory for a sandbox's work files, created.

@@ -25,11 +25,13 @@
 //! - the same (code, tests, packages) never runs twice: the loop escalates instead (new tests,
 //!   then new code) and gives up when there is nothing left to try;
 //! - it stops on success, at `max_iterations` test runs, or when the token budget is spent,
-//!   reporting the last real error.
+//!   reporting the last real error; a run that never passed hands back the best script its
+//!   tests saw (contract test kept, then tests passed, then the later), not merely the last.
 
 mod candidates;
 mod environment;
 mod fixes;
+mod handback;
 mod limits;
 mod runs;
 mod state;

@@ -36,6 +36,7 @@ impl Session {
         });
         self.last_error = summarise(&failures, run);
         self.last_run = Some(run.clone());
+        self.record_tested(run);
         if run.succeeded() {
             self.last_error = None;
             self.finished = Some(Finish {

@@ -99,6 +99,8 @@ pub struct Session {
     pub(super) changes_before_first_run: Vec<String>,
     /// Candidate scripts not chosen among yet (`--candidates`).
     pub(super) selection: Option<super::candidates::Selection>,
+    /// Every script a test run ran and how it did: a failed generation hands back the best.
+    pub(super) tested: Vec<super::handback::Tested>,
 }
 
 impl Session {
@@ -141,6 +143,7 @@ impl Session {
             history: Vec::new(),
             changes_before_first_run: Vec::new(),
             selection: None,
+            tested: Vec::new(),
         }
     }
 
@@ -378,6 +381,9 @@ impl Session {
     }
 
     pub(super) fn finish(&mut self, success: bool, reason: String) -> Action {
+        if !success {
+            self.hand_back_best();
+        }
         let finish = Finish {
             success,
             reason,

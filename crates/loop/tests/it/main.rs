@@ -3,6 +3,7 @@
 
 mod candidates;
 mod generate;
+mod handback;
 mod harness;
 mod prompts;
 mod pysrc;

@@ -1,6 +1,7 @@
 //! The loop's rules, one scenario each, driven through `next` and `apply`.
 
 mod candidates;
+mod handback;
 mod install_failures;
 mod system_packages;
 
