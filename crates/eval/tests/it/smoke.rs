@@ -87,6 +87,14 @@ fn options(server: &ScriptedServer, out: &std::path::Path) -> EvalOptions {
     }
 }
 
+/// [`options`] for `country-revenue-join` alone.
+fn join_only(server: &ScriptedServer, out: &std::path::Path) -> EvalOptions {
+    EvalOptions {
+        tasks: vec!["country-revenue-join".into()],
+        ..options(server, out)
+    }
+}
+
 #[tokio::test]
 async fn a_right_script_scores_correct_and_a_wrong_one_incorrect() {
     let suite = Suite::load(&suite::suite_dir()).unwrap();
@@ -183,10 +191,7 @@ async fn a_right_script_the_loop_tried_and_dropped_is_scored() {
     ));
     let server = ScriptedServer::start(Script::new(entries)).await.unwrap();
     let out = tempfile::tempdir().unwrap();
-    let options = EvalOptions {
-        tasks: vec!["country-revenue-join".into()],
-        ..options(&server, out.path())
-    };
+    let options = join_only(&server, out.path());
     let report = run_suite(&suite, &options, &|_| {}).await.unwrap();
     let run = &report.runs[0];
     assert!(
@@ -228,10 +233,7 @@ async fn a_run_that_ends_in_an_error_reports_the_calls_it_made() {
     ));
     let server = ScriptedServer::start(Script::new(entries)).await.unwrap();
     let out = tempfile::tempdir().unwrap();
-    let options = EvalOptions {
-        tasks: vec!["country-revenue-join".into()],
-        ..options(&server, out.path())
-    };
+    let options = join_only(&server, out.path());
     let report = run_suite(&suite, &options, &|_| {}).await.unwrap();
     let run = &report.runs[0];
     assert!(run.reason.starts_with("error:"), "{run:?}");

@@ -44,19 +44,7 @@ fn a_run_that_got_worse_hands_back_the_earlier_script() {
         max_iterations: 2,
         ..Limits::default()
     });
-    up_to_first_run(&mut s);
-    s.apply(failing_total());
-    s.next_action();
-    s.apply(diagnosed(FailureKind::Logic, &[]));
-    s.next_action();
-    let unchanged = Event::CodeEdited {
-        edits: vec![],
-        packages: vec![],
-        usage: USAGE,
-    };
-    s.apply(unchanged.clone());
-    s.next_action();
-    s.apply(unchanged);
+    up_to_an_escalation(&mut s);
     // Nothing changed, so the loop escalates: the same tests again, then a new script.
     assert!(matches!(s.next_action(), Action::WriteTests { .. }));
     s.apply(Event::TestsWritten {

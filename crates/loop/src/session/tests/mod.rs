@@ -509,10 +509,10 @@ fn identical_code_tests_and_packages_never_run_twice() {
     assert!(notes[0].contains("exactly as they were"), "{notes:?}");
 }
 
-#[test]
-fn escalation_rewrites_tests_then_code_twice_then_gives_up() {
-    let mut s = session(Limits::default());
-    up_to_first_run(&mut s);
+/// From the first run: a failure diagnosed as logic, and two code fixes that change nothing,
+/// so the loop must escalate.
+fn up_to_an_escalation(s: &mut Session) {
+    up_to_first_run(s);
     s.apply(failing_total());
     s.next_action();
     s.apply(diagnosed(FailureKind::Logic, &[]));
@@ -525,6 +525,12 @@ fn escalation_rewrites_tests_then_code_twice_then_gives_up() {
     s.apply(unchanged.clone());
     s.next_action();
     s.apply(unchanged);
+}
+
+#[test]
+fn escalation_rewrites_tests_then_code_twice_then_gives_up() {
+    let mut s = session(Limits::default());
+    up_to_an_escalation(&mut s);
     // Each rewrite comes back identical, so nothing new would run: the next escalation follows.
     let mut seen = Vec::new();
     loop {
