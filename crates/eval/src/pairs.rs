@@ -30,6 +30,8 @@ pub struct Pair {
 pub struct SideTotals {
     /// Runs right on every held-out case.
     pub heldout_correct: usize,
+    /// Runs where some script the loop tested was right on every held-out case.
+    pub some_script_correct: usize,
     /// Held-out cases right, and in all.
     pub cases_right: usize,
     /// Held-out cases.
@@ -56,6 +58,7 @@ impl SideTotals {
     fn add(&mut self, r: &RunRecord) {
         let (right, all) = r.heldout_counts();
         self.heldout_correct += usize::from(r.heldout_correct());
+        self.some_script_correct += usize::from(r.some_script_correct());
         self.cases_right += right;
         self.cases += all;
         self.generated += usize::from(r.generated);
@@ -204,9 +207,11 @@ pub fn render_pairs(report: &PairedReport) -> String {
     for (name, t) in [("before", &report.before), ("after", &report.after)] {
         let _ = writeln!(
             out,
-            "{name:<6}  right {}/{n}, held-out cases {}/{}, tests passed {}/{n}, timed out {}; \
-             {} test runs, {} calls, {} prompt + {} completion tokens, {:.1}% cached, {:.0} s",
+            "{name:<6}  right {}/{n} (some tested script {}/{n}), held-out cases {}/{}, \
+             tests passed {}/{n}, timed out {}; {} test runs, {} calls, {} prompt + {} \
+             completion tokens, {:.1}% cached, {:.0} s",
             t.heldout_correct,
+            t.some_script_correct,
             t.cases_right,
             t.cases,
             t.generated,
@@ -313,8 +318,21 @@ mod tests {
                 run("a", 2, &[true, true], true),
             ],
         );
+        let mut before = before;
+        // Run `a` before: wrong, but its first test run's script was right.
+        before.runs[0].tried = vec![crate::score::TriedScript {
+            script: "iterations/1/solution.py".into(),
+            cases: run("a", 1, &[true, true], false).cases,
+        }];
         let paired = pair(&before, &after);
         assert_eq!(paired.pairs.len(), 2);
+        assert_eq!(
+            (
+                paired.before.some_script_correct,
+                paired.after.some_script_correct
+            ),
+            (2, 1)
+        );
         assert_eq!(
             (paired.before.heldout_correct, paired.after.heldout_correct),
             (1, 1)
@@ -333,7 +351,9 @@ mod tests {
             "{table}"
         );
         assert!(
-            table.contains("before  right 1/2, held-out cases 1/3, tests passed 1/2"),
+            table.contains(
+                "before  right 1/2 (some tested script 2/2), held-out cases 1/3, tests passed 1/2"
+            ),
             "{table}"
         );
         assert!(table.contains("50.0% cached"), "{table}");
