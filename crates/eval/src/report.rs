@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::score::{CaseResult, TriedScript, is_heldout};
+use crate::score::{CaseResult, TriedScript, all_heldout_right, is_heldout};
 use crate::suite::Split;
 
 /// Version of the `eval.json` layout.
@@ -51,8 +51,7 @@ impl RunRecord {
     /// Right on every held-out case (whether or not the loop's own tests passed: this is the
     /// script the user gets).
     pub fn heldout_correct(&self) -> bool {
-        let mut heldout = self.cases.iter().filter(|c| is_heldout(c)).peekable();
-        heldout.peek().is_some() && heldout.all(|c| c.correct)
+        all_heldout_right(&self.cases)
     }
 
     /// Held-out cases right, and held-out cases in all.

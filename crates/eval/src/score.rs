@@ -62,8 +62,8 @@ pub async fn score_generated(
     Ok(results)
 }
 
-/// A script the loop tested on its way besides the one it kept (an iteration's, or a candidate
-/// group's), scored like the kept one: whether the loop kept the right script when it had one.
+/// A script the loop tested on its way (a test run's or a candidate group's; the kept one is
+/// among them), scored like the kept one: whether the loop kept the right script when it had one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TriedScript {
     /// Its path in the run directory (`iterations/2/solution.py`,
@@ -76,8 +76,7 @@ pub struct TriedScript {
 impl TriedScript {
     /// Right on every held-out case.
     pub fn heldout_correct(&self) -> bool {
-        let mut heldout = self.cases.iter().filter(|c| is_heldout(c)).peekable();
-        heldout.peek().is_some() && heldout.all(|c| c.correct)
+        all_heldout_right(&self.cases)
     }
 }
 
@@ -314,6 +313,12 @@ fn tail(text: &str, max: usize) -> String {
         start += 1;
     }
     format!("...{}", &text[start..])
+}
+
+/// `cases` has held-out cases and every one of them is right.
+pub fn all_heldout_right(cases: &[CaseResult]) -> bool {
+    let mut heldout = cases.iter().filter(|c| is_heldout(c)).peekable();
+    heldout.peek().is_some() && heldout.all(|c| c.correct)
 }
 
 /// Whether `case` is one of the held-out ones (not the samples).
