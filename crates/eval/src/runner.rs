@@ -53,6 +53,8 @@ pub struct EvalOptions {
     pub tests_see_code: bool,
     /// Failing tests show the values the script computed (`--trace-values`).
     pub trace_values: bool,
+    /// One function per output in the code step's skeleton (`--units`).
+    pub units: bool,
     /// Scripts written per new version of the code (`--candidates`).
     pub candidates: u32,
     /// Sample rows shown per dataset.
@@ -96,6 +98,9 @@ struct Settings<'a> {
     /// Absent when off, so evals written before it existed resume unchanged.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     trace_values: bool,
+    /// Absent when off, so evals written before it existed resume unchanged.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    units: bool,
     /// Absent at 1, so evals written before it existed resume unchanged.
     #[serde(skip_serializing_if = "is_one")]
     candidates: u32,
@@ -127,6 +132,7 @@ impl EvalOptions {
             model_profile: self.model_profile,
             tests_see_code: self.tests_see_code,
             trace_values: self.trace_values,
+            units: self.units,
             candidates: self.candidates,
             sample_rows: self.sample_rows,
             prompts_dir: self.prompts_dir.as_deref(),
@@ -317,6 +323,7 @@ async fn run_one(
         prompts_dir: options.prompts_dir.clone(),
         tests_see_code: options.tests_see_code,
         trace_values: options.trace_values,
+        units: options.units,
         code_in_fences: options.code_in_fences,
         model_profile: options.model_profile,
         model: options.model.clone(),

@@ -71,6 +71,11 @@ pub struct ModelProfile {
     /// Give the code step a skeleton of the script (argument parsing and output writing written
     /// out) to fill in.
     pub skeleton: bool,
+    /// Make that skeleton one function per declared output, each returning its output's value
+    /// (`--units`), instead of one `compute` for all of them. Off in every profile until the
+    /// task suite shows it helps.
+    #[serde(default)]
+    pub units: bool,
 }
 
 /// A parameter count in a model's name: `1.5b`, `7B`, `qwen2.5-coder:14b` (not `gpt-4.1`).
@@ -89,6 +94,7 @@ impl ModelProfile {
             slip_repairs: true,
             hand_written_checks: true,
             skeleton: true,
+            units: false,
         }
     }
 
@@ -109,6 +115,7 @@ impl ModelProfile {
             slip_repairs: false,
             hand_written_checks: false,
             skeleton: false,
+            units: false,
         }
     }
 

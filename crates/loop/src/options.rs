@@ -127,6 +127,9 @@ pub struct GenerateOptions {
     /// diagnosis and fix what the script's lines computed (each name bound or changed: type,
     /// shape, first values), not only the error.
     pub trace_values: bool,
+    /// One function per declared output in the code step's skeleton (`--units`), whatever the
+    /// profile says; only where the profile gives a skeleton.
+    pub units: bool,
     /// The model name, as the user gave it (recorded in the result).
     pub model: String,
     /// The run's name (`--name`): recorded in the result and put on the Docker containers.
@@ -148,9 +151,12 @@ impl GenerateOptions {
     }
 
     /// The model profile the generation uses: the one named, else the model's, with fences
-    /// when `code_in_fences` asks for them.
+    /// when `code_in_fences` asks for them and units when `units` does.
     pub fn profile(&self) -> ModelProfile {
-        ModelProfile::choose(self.model_profile, &self.model, self.code_in_fences)
+        let mut profile =
+            ModelProfile::choose(self.model_profile, &self.model, self.code_in_fences);
+        profile.units |= self.units;
+        profile
     }
 }
 

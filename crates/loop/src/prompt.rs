@@ -83,6 +83,9 @@ pub struct TaskView {
     /// The code step shows a skeleton of the script to fill in (the model profile's choice).
     #[serde(default)]
     pub skeleton: bool,
+    /// That skeleton has one function per declared output (`--units`).
+    #[serde(default)]
+    pub units: bool,
 }
 
 /// Renders `template` with the task view plus `extra` fields (which win on a name clash).
@@ -122,5 +125,6 @@ pub(crate) fn task_view(
         row_keys: data.row_keys.clone(),
         code_in_fences: profile.code_in_fences,
         skeleton: profile.skeleton,
+        units: profile.units,
     }
 }

@@ -80,6 +80,9 @@ pub(crate) struct EvalPromptingArgs {
     /// Show failing tests' diagnoses and fixes the values the script computed (a tracer).
     #[arg(long)]
     trace_values: bool,
+    /// One function per declared output in the code step's skeleton (as `generate --units`).
+    #[arg(long, conflicts_with = "agent")]
+    units: bool,
     /// Scripts written per new version of the code (as `generate --candidates`).
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
     candidates: u32,
@@ -153,6 +156,7 @@ pub(crate) async fn run(args: EvalArgs, global: &GlobalArgs) -> anyhow::Result<i
         model_profile: args.model_profile,
         tests_see_code: args.prompting.tests_see_code,
         trace_values: args.prompting.trace_values,
+        units: args.prompting.units,
         candidates: args.prompting.candidates,
         sample_rows: args.sample_rows,
         prompts_dir: args.prompts_dir.clone(),

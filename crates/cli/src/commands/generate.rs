@@ -220,6 +220,12 @@ pub(crate) struct PromptArgs {
     /// run the script under a tracer.
     #[arg(long)]
     trace_values: bool,
+    /// Make the script skeleton the code step fills in one function per declared output, each
+    /// returning that output's value (written by the skeleton's `main`), instead of one
+    /// `compute` for everything. Only where the model profile gives a skeleton (`small`,
+    /// `guarded`); not with `--agent`.
+    #[arg(long, conflicts_with = "agent")]
+    units: bool,
     /// Ask for the script and the tests as Markdown code blocks instead of JSON strings (small
     /// local models write valid Python far more often that way; packages then come from the
     /// script's imports), whatever the model profile.
@@ -452,6 +458,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         prompts_dir: args.prompting.prompts_dir.clone(),
         tests_see_code: args.prompting.tests_see_code,
         trace_values: args.prompting.trace_values,
+        units: args.prompting.units,
         code_in_fences: args.prompting.code_in_fences,
         model_profile: args.prompting.model_profile,
         model: args.model.model.clone(),

@@ -136,3 +136,23 @@ fn agent_flags_need_agent_mode() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--agent"), "{stderr}");
 }
+
+#[test]
+fn units_are_the_pipelines_and_refused_with_agent_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    for command in ["generate", "eval"] {
+        let mut args = vec![command, "--agent", "--units", "--model", "openai/x"];
+        if command == "generate" {
+            args.extend(["--prompt", "x"]);
+        } else {
+            args.push(".");
+        }
+        let out = autocoder(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("--units") && stderr.contains("--agent"),
+            "{command}: {stderr}"
+        );
+    }
+}

@@ -80,6 +80,7 @@ fn options(server: &ScriptedServer, out: &std::path::Path) -> EvalOptions {
         model_profile: None,
         tests_see_code: false,
         trace_values: false,
+        units: false,
         candidates: 1,
         sample_rows: 10,
         prompts_dir: None,

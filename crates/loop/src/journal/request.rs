@@ -52,6 +52,9 @@ pub struct RequestRecord {
     /// Whether test runs trace the script's values (`--trace-values`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trace_values: bool,
+    /// Whether the skeleton has one function per output (`--units`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub units: bool,
     /// Whether code comes in Markdown blocks.
     pub code_in_fences: bool,
     /// The model profile named (`--model-profile`); none: chosen by the model's name.
@@ -238,6 +241,7 @@ impl RequestRecord {
             prompts_dir: options.prompts_dir.clone(),
             tests_see_code: options.tests_see_code,
             trace_values: options.trace_values,
+            units: options.units,
             code_in_fences: options.code_in_fences,
             model_profile: options.model_profile,
             model: ModelRecord {
@@ -332,6 +336,7 @@ impl RequestRecord {
             prompts_dir: self.prompts_dir.clone(),
             tests_see_code: self.tests_see_code,
             trace_values: self.trace_values,
+            units: self.units,
             code_in_fences: self.code_in_fences,
             model_profile: self.model_profile,
             model: self.model.model.clone(),

@@ -228,6 +228,7 @@ mod tests {
             row_keys: Vec::new(),
             code_in_fences: true,
             skeleton: true,
+            units: false,
         };
         let steps = Steps {
             client,

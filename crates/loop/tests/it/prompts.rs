@@ -81,6 +81,7 @@ fn task() -> TaskView {
         row_keys: Vec::new(),
         code_in_fences: false,
         skeleton: true,
+        units: false,
     }
 }
 
@@ -849,4 +850,111 @@ fn the_diagnosis_and_both_fixes_begin_with_the_same_report_of_the_run() {
             "{template} adds its own request"
         );
     }
+}
+
+#[test]
+#[allow(clippy::disallowed_methods)] // the skeleton runs under the real Python interpreter
+fn the_units_skeleton_has_a_function_per_output_and_writes_what_each_returns() {
+    let prompts = Prompts::embedded().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let inputs: Vec<Declaration> = ["sales:file", "limit:int"]
+        .iter()
+        .map(|d| d.parse().unwrap())
+        .collect();
+    let outputs: Vec<Declaration> = [
+        "by_region.csv:file",
+        "empty.csv:file",
+        "frame.csv:file",
+        "summary.json:file",
+        "notes.txt:file",
+        "chart.svg:file",
+        "by_team:dir",
+        "total:float",
+        "done:bool",
+        "label:str",
+    ]
+    .iter()
+    .map(|d| d.parse().unwrap())
+    .collect();
+    let contract = Contract::new(&inputs, &outputs, &[]).unwrap();
+    let view = TaskView {
+        task: "Read the sales with csv.DictReader.".into(),
+        inputs: contract.inputs,
+        outputs: contract.outputs,
+        rules: Vec::new(),
+        code_in_fences: true,
+        units: true,
+        ..task()
+    };
+    let prompt = render(
+        &prompts,
+        "loop/code.j2",
+        &view,
+        json!({"plan": plan(), "notes": []}),
+    )
+    .unwrap();
+    assert!(prompt.contains("one\nfunction for each output"), "{prompt}");
+    let skeleton = code_skeleton(&prompts, &view);
+    assert!(!skeleton.contains("def compute("), "{skeleton}");
+    // Each output's function, filled in the way a model would (the tables come read).
+    let bodies = [
+        (
+            "by_region.csv",
+            "    return [{'region': r['region'], 'n': limit} for r in sales_rows]",
+        ),
+        ("empty.csv", "    return []"),
+        (
+            "frame.csv",
+            "    import pandas\n    return pandas.DataFrame({'a': [1, 2]})",
+        ),
+        ("summary.json", "    return {'rows': len(sales_rows)}"),
+        ("notes.txt", "    return 'two rows'"),
+        ("chart.svg", "    open(path, 'w').write('<svg/>')"),
+        (
+            "by_team",
+            "    open(os.path.join(directory, 'a.csv'), 'w').write('x')",
+        ),
+        ("total", "    return 2.5"),
+        ("done", "    return limit > 2"),
+        ("label", "    return {'levels': {'ERROR': 1}}"),
+    ];
+    let mut script = skeleton.clone();
+    for (name, body) in bodies {
+        let stub = format!("    ...  # {name}\n");
+        assert!(
+            script.contains(&stub),
+            "no function for {name}:\n{skeleton}"
+        );
+        script = script.replace(&stub, &format!("{body}\n"));
+    }
+    let path = dir.path().join("solution.py");
+    std::fs::write(&path, &script).unwrap();
+    std::fs::write(dir.path().join("s.csv"), "region,qty\nnorth,3\nsouth,1\n").unwrap();
+    let out = dir.path().join("out");
+    let ran = std::process::Command::new(test_python())
+        .arg(&path)
+        .args(["--sales", "s.csv", "--limit", "3", "--outputs-dir"])
+        .arg(&out)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{script}\n{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+    assert_eq!(read("by_region.csv"), "region,n\r\nnorth,3\r\nsouth,3\r\n");
+    assert_eq!(read("empty.csv"), "");
+    assert_eq!(read("frame.csv"), "a\n1\n2\n");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&read("summary.json")).unwrap(),
+        json!({"rows": 2})
+    );
+    assert_eq!(read("notes.txt"), "two rows");
+    assert_eq!(read("chart.svg"), "<svg/>");
+    assert_eq!(read("by_team/a.csv"), "x");
+    assert_eq!(read("total"), "2.5");
+    assert_eq!(read("done"), "true");
+    assert_eq!(read("label"), r#"{"levels": {"ERROR": 1}}"#);
 }
