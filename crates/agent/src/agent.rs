@@ -103,7 +103,7 @@ async fn run(
     let (workspace_path, workspace, samples) =
         prepare_workspace(&run_dir, &contract, resumed.is_some())?;
     let conftest = harness::conftest(&prompts, &contract, request)?;
-    let contract_test = harness::contract_test(&prompts, &contract, &data)?;
+    let contract_test = harness::contract_test(&prompts, &contract, &data, &request.prompt)?;
     let task = {
         let (shown_contract, shown_data) = in_workspace(&contract, &data, &samples);
         harness::task_view(request, &shown_contract, &shown_data)

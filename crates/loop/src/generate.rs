@@ -207,7 +207,7 @@ async fn run(
         contract: &contract,
         conftest: render_conftest(&prompts, &contract, options)?,
         traced: render_traced_harness(&prompts, &contract, options)?,
-        contract_test: render_contract_test(&prompts, &contract, &data.row_keys)?,
+        contract_test: render_contract_test(&prompts, &contract, &data.row_keys, &options.prompt)?,
         env: None,
         imports: Vec::new(),
         profile: options.profile(),

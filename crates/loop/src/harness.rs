@@ -12,6 +12,7 @@ use serde_json::json;
 use crate::LoopError;
 use crate::data::DataContext;
 use crate::options::GenerateOptions;
+use crate::output_columns::declared_columns;
 use crate::prompt::TaskView;
 use crate::request::{Contract, IoType, OUTPUTS_DIR};
 use crate::rundir::StepUsage;
@@ -40,14 +41,15 @@ pub fn conftest_at(
     render_conftest_at(prompts, contract, timeout_seconds, outputs_dir, defaults)
 }
 
-/// `test_contract.py`: the script runs on the samples and writes its declared outputs (`None`
-/// when an input has no sample to default to).
+/// `test_contract.py`: the script runs on the samples and writes its declared outputs, with the
+/// columns `task` lists for its CSV outputs (`None` when an input has no sample to default to).
 pub fn contract_test(
     prompts: &Prompts,
     contract: &Contract,
     data: &DataContext,
+    task: &str,
 ) -> Result<Option<String>, LoopError> {
-    render_contract_test(prompts, contract, &data.row_keys)
+    render_contract_test(prompts, contract, &data.row_keys, task)
 }
 
 /// The sample files pytest runs mount, by input name.
@@ -194,13 +196,15 @@ fn render_conftest_with(
 /// The harness's own test (`test_contract.py`): the script runs on the samples with no
 /// arguments and writes every declared output with its type. Only when every input has a
 /// sample to default to (a required scalar has no value to run with). Each "one row per key"
-/// rule adds a test that counts the key in the sample and in the CSV written from it; CSV
-/// samples add one that runs the script on copies with every non-empty field in double quotes
-/// (the same data) and expects the same outputs.
+/// rule adds a test that counts the key in the sample and in the CSV written from it; each CSV
+/// output whose columns `task` lists, one that reads its header row; CSV samples add one that
+/// runs the script on copies with every non-empty field in double quotes (the same data) and
+/// expects the same outputs.
 pub(crate) fn render_contract_test(
     prompts: &Prompts,
     contract: &Contract,
     row_keys: &[crate::RowKey],
+    task: &str,
 ) -> Result<Option<String>, LoopError> {
     if contract.inputs.iter().any(|i| i.mount.is_none()) {
         return Ok(None);
@@ -213,7 +217,12 @@ pub(crate) fn render_contract_test(
         .collect();
     Ok(Some(prompts.render(
         "harness/test_contract.py.j2",
-        json!({"outputs_dir": OUTPUTS_DIR, "row_keys": row_keys, "csv_inputs": csv_inputs}),
+        json!({
+            "outputs_dir": OUTPUTS_DIR,
+            "row_keys": row_keys,
+            "output_columns": declared_columns(task, &contract.outputs),
+            "csv_inputs": csv_inputs,
+        }),
     )?))
 }
 

@@ -161,6 +161,14 @@ def main():
         rows = rows[:-1]
     elif mode == "extra":
         rows.append(["S9", 1])
+    elif mode == "renamed":
+        rows[0] = ["Sensor", "n"]
+    elif mode == "indexed":
+        rows = [[""] + rows[0]] + [[i] + row for i, row in enumerate(rows[1:])]
+    elif mode == "swapped":
+        rows = [row[::-1] for row in rows]
+    elif mode == "empty":
+        rows = []
     with open(pathlib.Path(OUT) / "report.csv", "w", newline="") as handle:
         csv.writer(handle).writerows(rows)
 
@@ -228,6 +236,7 @@ fn contract_run(mode: &str) -> (String, bool) {
                 "sample": "readings",
                 "mount": sample,
             }],
+            "output_columns": [],
             "csv_inputs": {},
         })
     };
@@ -261,6 +270,52 @@ fn the_contract_test_checks_one_row_per_key_in_the_written_csv() {
         assert!(!passed, "{mode}: {stdout}");
         assert!(stdout.contains("1 failed, 1 passed"), "{mode}: {stdout}");
         assert!(stdout.contains(says), "{mode}: {stdout}");
+    }
+}
+
+/// Runs the contract test with the task's columns `sensor_id, n` for `report.csv` against the
+/// report script in `mode`; returns pytest's stdout and whether it passed.
+fn columns_run(mode: &str) -> (String, bool) {
+    let (stdout, passed, _) = run_contract_test(
+        "sensor_id,temp\nS1,1\nS2,2\n",
+        "readings",
+        &json!({"report.csv": "file"}),
+        |_| {
+            json!({
+                "row_keys": [],
+                "output_columns": [{
+                    "output": "report.csv",
+                    "columns": ["sensor_id", "n"],
+                    "phrase": "report.csv with the columns sensor_id and n (the readings' count)",
+                }],
+                "csv_inputs": {},
+            })
+        },
+        &REPORT_SOLUTION.replace("MODE", &format!("{mode:?}")),
+    );
+    (stdout, passed)
+}
+
+#[test]
+fn the_contract_test_checks_the_header_row_against_the_columns_the_task_lists() {
+    let (stdout, passed) = columns_run("right");
+    assert!(passed && stdout.contains("2 passed"), "{stdout}");
+    for (mode, header) in [
+        ("headerless", "['S1', '1']"),
+        ("renamed", "['Sensor', 'n']"),
+        ("indexed", "['', 'sensor_id', 'n']"),
+        ("swapped", "['n', 'sensor_id']"),
+        ("empty", "[]"),
+    ] {
+        let (stdout, passed) = columns_run(mode);
+        assert!(!passed, "{mode}: {stdout}");
+        assert!(stdout.contains("1 failed, 1 passed"), "{mode}: {stdout}");
+        let says = format!(
+            "the header row of report.csv is {header}, and the task asks for the columns \
+             ['sensor_id', 'n'] in this order"
+        );
+        assert!(stdout.contains(&says), "{mode}: {stdout}");
+        assert!(stdout.contains("the readings' count"), "{mode}: {stdout}");
     }
 }
 
@@ -302,7 +357,7 @@ fn quoted_run(sample_text: &str, rows: &str, names: &str) -> (String, bool, usiz
         sample_text,
         "orders",
         &json!({"total": "float", "names.txt": "file"}),
-        |sample| json!({"row_keys": [], "csv_inputs": {"orders": sample}}),
+        |sample| json!({"row_keys": [], "output_columns": [], "csv_inputs": {"orders": sample}}),
         &ORDERS_SOLUTION
             .replace("ROWS", rows)
             .replace("NAMES", names),

@@ -1,5 +1,6 @@
-//! A rule "the output has one row per <column>" is checked by the harness on the sample run,
-//! whatever the model's own tests check, and the tests prompt computes the row count from it.
+//! What the harness checks of a CSV output on the sample run, whatever the model's own tests
+//! check: a rule "the output has one row per <column>" (and the tests prompt computes the row
+//! count from it), and the columns the task lists for it.
 
 use autocoder_loop::GenerateOptions;
 use autocoder_loop::request::{Declaration, Sample};
@@ -89,4 +90,46 @@ async fn a_headerless_report_fails_the_one_row_per_key_rule_and_goes_to_the_code
     );
     let written = std::fs::read_to_string(f.dir.path().join("run/test_contract.py")).unwrap();
     assert!(written.contains("def test_report_csv_has_one_row_per_sensor_id"));
+}
+
+const COLUMNS_TEST: &str = "test_contract.py::test_report_csv_has_the_columns_the_task_lists";
+
+#[tokio::test]
+async fn a_report_without_the_columns_the_task_lists_goes_to_the_code_fixer() {
+    let misnamed = r#"writer.writerow(["sensor", "max_temp"])"#;
+    let f = fixture(vec![
+        plan(),
+        code(&REPORT_SCRIPT.replace("HEADER", misnamed)),
+        test_file(WEAK_TESTS),
+        test_error_verdict(COLUMNS_TEST),
+        edit_fix(misnamed, WITH_HEADER),
+    ])
+    .await;
+    let sample = f.dir.path().join("readings.csv");
+    std::fs::write(&sample, READINGS).unwrap();
+    let options = GenerateOptions {
+        prompt: "Write report.csv with the columns sensor_id and max_temp (the highest \
+                 temperature), sorted by sensor_id."
+            .into(),
+        samples: vec![Sample {
+            name: "readings".into(),
+            path: sample,
+        }],
+        outputs: vec!["report.csv:file".parse::<Declaration>().unwrap()],
+        ..f.options()
+    };
+    let result = f.generate(&options).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps(), ["plan", "code", "tests", "diagnose", "fix_code"]);
+    // The model called it a test error; the task's own columns are not the tests' to change.
+    assert_eq!(result.iterations[0].error_types[COLUMNS_TEST], "logic");
+    let first_run =
+        std::fs::read_to_string(f.dir.path().join("run/iterations/1/test_output.txt")).unwrap();
+    assert!(
+        first_run.contains(
+            "the header row of report.csv is ['sensor', 'max_temp'], and the task asks for the \
+             columns ['sensor_id', 'max_temp'] in this order"
+        ),
+        "{first_run}"
+    );
 }
