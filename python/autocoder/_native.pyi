@@ -101,6 +101,7 @@ def generate(
     code_in_fences: bool = False,
     tests_see_code: bool = False,
     trace_values: bool = False,
+    units: bool = False,
     base_packages: Sequence[str] | None = None,
     system_prompt: str | None = None,
     schema: str | None = None,

@@ -25,6 +25,7 @@ use crate::score::{score_generated, score_tried};
 use crate::suite::{Suite, Task};
 
 /// What to run and how.
+#[allow(clippy::struct_excessive_bools)] // independent flags of the request, each read by its name
 #[derive(Debug, Clone)]
 pub struct EvalOptions {
     /// The model's client settings; each run gets its own seed and conversation log.
@@ -83,6 +84,7 @@ struct AgentSettingsRecord {
 }
 
 /// The settings that must not change between an eval and its resumption.
+#[allow(clippy::struct_excessive_bools)] // independent settings, each read by its name
 #[derive(Debug, Serialize)]
 struct Settings<'a> {
     model: &'a str,
@@ -230,6 +232,37 @@ pub enum EvalEvent<'a> {
     Finished(&'a RunRecord),
 }
 
+/// The generation request of `task` as the eval's `options` make it, run in `run_dir`.
+fn generate_options(task: &Task, options: &EvalOptions, run_dir: &Path) -> GenerateOptions {
+    GenerateOptions {
+        prompt: task.spec.prompt.clone(),
+        schema_text: task.spec.schema.clone(),
+        constraints: task.spec.constraints.clone(),
+        samples: task.samples(),
+        inputs: task.inputs.clone(),
+        outputs: task.outputs.clone(),
+        system_prompt: None,
+        base_packages: Vec::new(),
+        sample_rows: options.sample_rows,
+        limits: Limits {
+            max_iterations: options.max_iterations,
+            token_budget: options.token_budget,
+            skip_tests: false,
+            candidates: options.candidates,
+        },
+        out_dir: run_dir.to_path_buf(),
+        sandbox: options.sandbox.clone(),
+        prompts_dir: options.prompts_dir.clone(),
+        tests_see_code: options.tests_see_code,
+        trace_values: options.trace_values,
+        units: options.units,
+        code_in_fences: options.code_in_fences,
+        model_profile: options.model_profile,
+        model: options.model.clone(),
+        ..GenerateOptions::default()
+    }
+}
+
 /// Runs every selected task with every seed not already finished in `options.out_dir`, and
 /// returns the report of all finished runs (`eval.json`, also written after each run).
 pub async fn run_suite(
@@ -302,33 +335,7 @@ async fn run_one(
     config.conversation_log = Some(run_dir.join("conversation.jsonl"));
     config.prompts_dir.clone_from(&options.prompts_dir);
     let client = LlmClient::new(config)?;
-    let generate_options = GenerateOptions {
-        prompt: task.spec.prompt.clone(),
-        schema_text: task.spec.schema.clone(),
-        constraints: task.spec.constraints.clone(),
-        samples: task.samples(),
-        inputs: task.inputs.clone(),
-        outputs: task.outputs.clone(),
-        system_prompt: None,
-        base_packages: Vec::new(),
-        sample_rows: options.sample_rows,
-        limits: Limits {
-            max_iterations: options.max_iterations,
-            token_budget: options.token_budget,
-            skip_tests: false,
-            candidates: options.candidates,
-        },
-        out_dir: run_dir.clone(),
-        sandbox: options.sandbox.clone(),
-        prompts_dir: options.prompts_dir.clone(),
-        tests_see_code: options.tests_see_code,
-        trace_values: options.trace_values,
-        units: options.units,
-        code_in_fences: options.code_in_fences,
-        model_profile: options.model_profile,
-        model: options.model.clone(),
-        ..GenerateOptions::default()
-    };
+    let generate_options = generate_options(task, options, &run_dir);
     let started = Instant::now();
     let progress = |p: &Progress| on_event(&EvalEvent::Progress(p));
     let generation = async {

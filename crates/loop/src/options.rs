@@ -83,6 +83,7 @@ impl Default for SandboxOptions {
 }
 
 /// A generation request.
+#[allow(clippy::struct_excessive_bools)] // independent flags of the request, each read by its name
 #[derive(Debug, Clone, Default)]
 pub struct GenerateOptions {
     /// The task, in the user's words.

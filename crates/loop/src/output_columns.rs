@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::request::{IoType, Output};
 
-/// "`report.csv` with the columns", "by_day.tsv with columns", "out.csv with column": the
+/// "`report.csv` with the columns", "`by_day.tsv` with columns", "`out.csv` with column": the
 /// output's name and the rest of the line.
 static WITH_COLUMNS: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(

@@ -69,6 +69,7 @@ pub(crate) struct EvalArgs {
 }
 
 /// What the loop's prompts show and ask for (as `generate`'s flags of the same names).
+#[allow(clippy::struct_excessive_bools)] // independent flags, each read by its name
 #[derive(Debug, clap::Args)]
 pub(crate) struct EvalPromptingArgs {
     /// Ask for code and tests as Markdown blocks (as `generate --code-in-fences`).

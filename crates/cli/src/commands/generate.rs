@@ -194,6 +194,7 @@ pub(crate) struct GenerateArgs {
 }
 
 /// How the prompts are written and what the model is asked to answer in.
+#[allow(clippy::struct_excessive_bools)] // independent flags, each read by its name
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct PromptArgs {
     /// Replace the system prompt's persona (the ground rules stay); `@FILE` reads a file.

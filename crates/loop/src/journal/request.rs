@@ -17,6 +17,7 @@ use crate::session::Limits;
 pub const REDACTED: &str = "<redacted>";
 
 /// What was asked: the generation's options and the model's settings.
+#[allow(clippy::struct_excessive_bools)] // independent flags of the request, each read by its name
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestRecord {
     /// The directory the generation started in (relative paths below are relative to it).

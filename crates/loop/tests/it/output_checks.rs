@@ -5,7 +5,7 @@
 use autocoder_loop::GenerateOptions;
 use autocoder_loop::request::{Declaration, Sample};
 
-use crate::generate::{code, edit_fix, fixture, plan, test_error_verdict, test_file};
+use crate::generate::{Fixture, code, edit_fix, fixture, plan, test_error_verdict, test_file};
 
 const READINGS: &str = "sensor_id,temp\nS1,1.5\nS2,2.0\nS1,3.5\n";
 
@@ -47,6 +47,21 @@ def test_report_is_written(run_solution):
     assert result.outputs["report.csv"] is not None
 "#;
 
+/// The request for `report.csv` from the readings sample (written into the fixture's directory).
+fn report_options(f: &Fixture, prompt: &str) -> GenerateOptions {
+    let sample = f.dir.path().join("readings.csv");
+    std::fs::write(&sample, READINGS).unwrap();
+    GenerateOptions {
+        prompt: prompt.into(),
+        samples: vec![Sample {
+            name: "readings".into(),
+            path: sample,
+        }],
+        outputs: vec!["report.csv:file".parse::<Declaration>().unwrap()],
+        ..f.options()
+    }
+}
+
 const ROW_TEST: &str = "test_contract.py::test_report_csv_has_one_row_per_sensor_id";
 
 #[tokio::test]
@@ -59,17 +74,9 @@ async fn a_headerless_report_fails_the_one_row_per_key_rule_and_goes_to_the_code
         edit_fix(NO_HEADER, WITH_HEADER),
     ])
     .await;
-    let sample = f.dir.path().join("readings.csv");
-    std::fs::write(&sample, READINGS).unwrap();
     let options = GenerateOptions {
-        prompt: "The highest temperature of each sensor, as report.csv.".into(),
-        samples: vec![Sample {
-            name: "readings".into(),
-            path: sample,
-        }],
-        outputs: vec!["report.csv:file".parse::<Declaration>().unwrap()],
         constraints: vec!["Output report must have one row per unique sensor_id".into()],
-        ..f.options()
+        ..report_options(&f, "The highest temperature of each sensor, as report.csv.")
     };
     let result = f.generate(&options).await;
     assert!(result.success, "{result:#?}");
@@ -105,19 +112,11 @@ async fn a_report_without_the_columns_the_task_lists_goes_to_the_code_fixer() {
         edit_fix(misnamed, WITH_HEADER),
     ])
     .await;
-    let sample = f.dir.path().join("readings.csv");
-    std::fs::write(&sample, READINGS).unwrap();
-    let options = GenerateOptions {
-        prompt: "Write report.csv with the columns sensor_id and max_temp (the highest \
-                 temperature), sorted by sensor_id."
-            .into(),
-        samples: vec![Sample {
-            name: "readings".into(),
-            path: sample,
-        }],
-        outputs: vec!["report.csv:file".parse::<Declaration>().unwrap()],
-        ..f.options()
-    };
+    let options = report_options(
+        &f,
+        "Write report.csv with the columns sensor_id and max_temp (the highest temperature), \
+         sorted by sensor_id.",
+    );
     let result = f.generate(&options).await;
     assert!(result.success, "{result:#?}");
     assert_eq!(f.steps(), ["plan", "code", "tests", "diagnose", "fix_code"]);

@@ -428,6 +428,24 @@ fn test_python() -> std::path::PathBuf {
         .into()
 }
 
+/// Writes `script` as `solution.py` in `dir` and runs it there with `args` (split on spaces)
+/// under the test interpreter; fails, showing the script and its stderr, unless it exits 0.
+#[allow(clippy::disallowed_methods)] // the script runs under the real Python interpreter
+fn run_script(dir: &std::path::Path, script: &str, args: &str) {
+    std::fs::write(dir.join("solution.py"), script).unwrap();
+    let ran = std::process::Command::new(test_python())
+        .arg("solution.py")
+        .args(args.split(' '))
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{script}\n{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+}
+
 #[test]
 #[allow(clippy::disallowed_methods)] // the skeleton runs under the real Python interpreter
 fn the_code_prompts_skeleton_runs_and_follows_the_contract() {
@@ -560,7 +578,6 @@ fn the_skeleton_runs_on_its_own_every_input_required_outputs_in_outputs() {
 }
 
 #[test]
-#[allow(clippy::disallowed_methods)] // the skeleton runs under the real Python interpreter
 fn a_task_asking_for_csv_dictreader_gets_a_skeleton_reading_its_samples_that_way() {
     let prompts = Prompts::embedded().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -593,23 +610,13 @@ fn a_task_asking_for_csv_dictreader_gets_a_skeleton_reading_its_samples_that_way
             "        ...  # the header row, then the rows\n",
             "        writer.writerow(['region'])\n        writer.writerows([r['region']] for r in sales_rows)\n",
         );
-    let path = dir.path().join("solution.py");
-    std::fs::write(&path, &script).unwrap();
-    let sales = dir.path().join("sales.csv");
-    std::fs::write(&sales, "region,qty,price\nnorth,3,2.5\nsouth,2,4.0\n").unwrap();
-    let ran = std::process::Command::new(test_python())
-        .arg(&path)
-        .args(["--min_qty", "1", "--strict", "true", "--sales"])
-        .arg(&sales)
-        .arg("--outputs-dir")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        ran.status.success(),
-        "{script}\n{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
+    std::fs::write(
+        dir.path().join("sales.csv"),
+        "region,qty,price\nnorth,3,2.5\nsouth,2,4.0\n",
+    )
+    .unwrap();
+    let args = "--min_qty 1 --strict true --sales sales.csv --outputs-dir outputs";
+    run_script(dir.path(), &script, args);
     let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
     assert_eq!(read("total"), "15.5");
     assert_eq!(read("by_region.csv"), "region\r\nnorth\r\nsouth\r\n");
@@ -853,7 +860,6 @@ fn the_diagnosis_and_both_fixes_begin_with_the_same_report_of_the_run() {
 }
 
 #[test]
-#[allow(clippy::disallowed_methods)] // the skeleton runs under the real Python interpreter
 fn the_units_skeleton_has_a_function_per_output_and_writes_what_each_returns() {
     let prompts = Prompts::embedded().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -927,21 +933,12 @@ fn the_units_skeleton_has_a_function_per_output_and_writes_what_each_returns() {
         );
         script = script.replace(&stub, &format!("{body}\n"));
     }
-    let path = dir.path().join("solution.py");
-    std::fs::write(&path, &script).unwrap();
     std::fs::write(dir.path().join("s.csv"), "region,qty\nnorth,3\nsouth,1\n").unwrap();
     let out = dir.path().join("out");
-    let ran = std::process::Command::new(test_python())
-        .arg(&path)
-        .args(["--sales", "s.csv", "--limit", "3", "--outputs-dir"])
-        .arg(&out)
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        ran.status.success(),
-        "{script}\n{}",
-        String::from_utf8_lossy(&ran.stderr)
+    run_script(
+        dir.path(),
+        &script,
+        "--sales s.csv --limit 3 --outputs-dir out",
     );
     let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
     assert_eq!(read("by_region.csv"), "region,n\r\nnorth,3\r\nsouth,3\r\n");
