@@ -102,6 +102,7 @@ def generate(
     tests_see_code: bool = False,
     trace_values: bool = False,
     units: bool = False,
+    no_plan: bool = False,
     base_packages: Sequence[str] | None = None,
     system_prompt: str | None = None,
     schema: str | None = None,

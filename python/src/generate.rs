@@ -45,7 +45,7 @@ fn check_run(name: Option<&str>, candidates: u32) -> Result<(), Error> {
     max_iterations = 10, token_budget = None, skip_tests = false, candidates = 1, sandbox = "bwrap",
     memory_mb = 4096, cpu_seconds = 120, timeout = 180, network = false, env = None,
     python = None, reuse = false, code_in_fences = false, tests_see_code = false,
-    trace_values = false, units = false, base_packages = None, system_prompt = None, schema = None, progress = None, cancel = None,
+    trace_values = false, units = false, no_plan = false, base_packages = None, system_prompt = None, schema = None, progress = None, cancel = None,
 ))]
 #[allow(
     clippy::too_many_arguments,
@@ -85,6 +85,7 @@ pub(crate) fn generate(
     tests_see_code: bool,
     trace_values: bool,
     units: bool,
+    no_plan: bool,
     base_packages: Option<Vec<String>>,
     system_prompt: Option<String>,
     schema: Option<String>,
@@ -165,6 +166,7 @@ pub(crate) fn generate(
         tests_see_code,
         trace_values,
         units,
+        no_plan,
         code_in_fences,
         model_profile: None,
         model: model.clone(),

@@ -38,6 +38,8 @@ pub struct EvalOptions {
     pub tasks: Vec<String>,
     /// Test runs per generation at most.
     pub max_iterations: u32,
+    /// Write and run no tests: score each run's first script (`--skip-tests`).
+    pub skip_tests: bool,
     /// Tokens per generation at most.
     pub token_budget: Option<u64>,
     /// Wall-clock limit of one generation.
@@ -56,6 +58,8 @@ pub struct EvalOptions {
     pub trace_values: bool,
     /// One function per output in the code step's skeleton (`--units`).
     pub units: bool,
+    /// The first script is written without a plan (`--no-plan`).
+    pub no_plan: bool,
     /// Scripts written per new version of the code (`--candidates`).
     pub candidates: u32,
     /// Sample rows shown per dataset.
@@ -91,6 +95,9 @@ struct Settings<'a> {
     api_base: Option<&'a str>,
     params: &'a autocoder_llm::CallParams,
     max_iterations: u32,
+    /// Absent when off, so evals written before it existed resume unchanged.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    skip_tests: bool,
     token_budget: Option<u64>,
     task_timeout_seconds: u64,
     code_in_fences: bool,
@@ -103,6 +110,9 @@ struct Settings<'a> {
     /// Absent when off, so evals written before it existed resume unchanged.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     units: bool,
+    /// Absent when off, so evals written before it existed resume unchanged.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    no_plan: bool,
     /// Absent at 1, so evals written before it existed resume unchanged.
     #[serde(skip_serializing_if = "is_one")]
     candidates: u32,
@@ -128,6 +138,7 @@ impl EvalOptions {
             api_base: self.llm.api_base.as_deref(),
             params: &params,
             max_iterations: self.max_iterations,
+            skip_tests: self.skip_tests,
             token_budget: self.token_budget,
             task_timeout_seconds: self.task_timeout.as_secs(),
             code_in_fences: self.code_in_fences,
@@ -135,6 +146,7 @@ impl EvalOptions {
             tests_see_code: self.tests_see_code,
             trace_values: self.trace_values,
             units: self.units,
+            no_plan: self.no_plan,
             candidates: self.candidates,
             sample_rows: self.sample_rows,
             prompts_dir: self.prompts_dir.as_deref(),
@@ -247,7 +259,7 @@ fn generate_options(task: &Task, options: &EvalOptions, run_dir: &Path) -> Gener
         limits: Limits {
             max_iterations: options.max_iterations,
             token_budget: options.token_budget,
-            skip_tests: false,
+            skip_tests: options.skip_tests,
             candidates: options.candidates,
         },
         out_dir: run_dir.to_path_buf(),
@@ -256,6 +268,7 @@ fn generate_options(task: &Task, options: &EvalOptions, run_dir: &Path) -> Gener
         tests_see_code: options.tests_see_code,
         trace_values: options.trace_values,
         units: options.units,
+        no_plan: options.no_plan,
         code_in_fences: options.code_in_fences,
         model_profile: options.model_profile,
         model: options.model.clone(),

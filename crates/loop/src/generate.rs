@@ -222,6 +222,9 @@ async fn run(
         python_spec,
     };
     let mut session = Session::new(options.limits, &base_packages(options, &data));
+    if !options.profile().plan {
+        session = session.without_plan();
+    }
     let finish = loop {
         let action = session.next_action();
         progress(&progress_of(&session, &action, started));

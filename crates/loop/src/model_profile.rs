@@ -76,6 +76,16 @@ pub struct ModelProfile {
     /// task suite shows it helps.
     #[serde(default)]
     pub units: bool,
+    /// Ask for a plan (summary, steps, edge cases) before the first script and show it in the
+    /// code prompt. On in every profile; `--no-plan` turns it off (the 1.5B model's plans add
+    /// steps the task never asked for, which its scripts then carry out).
+    #[serde(default = "planned")]
+    pub plan: bool,
+}
+
+/// Profiles written before [`ModelProfile::plan`] existed planned.
+fn planned() -> bool {
+    true
 }
 
 /// A parameter count in a model's name: `1.5b`, `7B`, `qwen2.5-coder:14b` (not `gpt-4.1`).
@@ -95,6 +105,7 @@ impl ModelProfile {
             hand_written_checks: true,
             skeleton: true,
             units: false,
+            plan: true,
         }
     }
 
@@ -116,6 +127,7 @@ impl ModelProfile {
             hand_written_checks: false,
             skeleton: false,
             units: false,
+            plan: true,
         }
     }
 

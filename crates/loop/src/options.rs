@@ -131,6 +131,9 @@ pub struct GenerateOptions {
     /// One function per declared output in the code step's skeleton (`--units`), whatever the
     /// profile says; only where the profile gives a skeleton.
     pub units: bool,
+    /// Write the first script without asking for a plan first (`--no-plan`), whatever the
+    /// profile says.
+    pub no_plan: bool,
     /// The model name, as the user gave it (recorded in the result).
     pub model: String,
     /// The run's name (`--name`): recorded in the result and put on the Docker containers.
@@ -152,11 +155,13 @@ impl GenerateOptions {
     }
 
     /// The model profile the generation uses: the one named, else the model's, with fences
-    /// when `code_in_fences` asks for them and units when `units` does.
+    /// when `code_in_fences` asks for them, units when `units` does and no plan when `no_plan`
+    /// says so.
     pub fn profile(&self) -> ModelProfile {
         let mut profile =
             ModelProfile::choose(self.model_profile, &self.model, self.code_in_fences);
         profile.units |= self.units;
+        profile.plan &= !self.no_plan;
         profile
     }
 }

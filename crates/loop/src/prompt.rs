@@ -86,6 +86,10 @@ pub struct TaskView {
     /// That skeleton has one function per declared output (`--units`).
     #[serde(default)]
     pub units: bool,
+    /// The columns the task lists for its CSV outputs ("`by_region.csv` with the columns region
+    /// and revenue"): the units skeleton writes that header for a table with no rows.
+    #[serde(default)]
+    pub output_columns: Vec<crate::OutputColumns>,
 }
 
 /// Renders `template` with the task view plus `extra` fields (which win on a name clash).
@@ -126,5 +130,6 @@ pub(crate) fn task_view(
         code_in_fences: profile.code_in_fences,
         skeleton: profile.skeleton,
         units: profile.units,
+        output_columns: crate::output_columns::declared_columns(&options.prompt, &contract.outputs),
     }
 }

@@ -34,6 +34,11 @@ pub(crate) struct EvalArgs {
     /// Test runs per generation at most.
     #[arg(long, default_value_t = 10)]
     max_iterations: u32,
+    /// Write no tests: each run ends once its first script is written and its environment is
+    /// ready, and that script is scored. Measures the code step alone, at a few model calls a
+    /// run (a cheap first look at a change to the code prompt before a full eval).
+    #[arg(long, conflicts_with = "agent")]
+    skip_tests: bool,
     /// Tokens per generation at most.
     #[arg(long, value_name = "TOKENS")]
     token_budget: Option<u64>,
@@ -84,6 +89,9 @@ pub(crate) struct EvalPromptingArgs {
     /// One function per declared output in the code step's skeleton (as `generate --units`).
     #[arg(long, conflicts_with = "agent")]
     units: bool,
+    /// Write the first script without a plan (as `generate --no-plan`).
+    #[arg(long, conflicts_with = "agent")]
+    no_plan: bool,
     /// Scripts written per new version of the code (as `generate --candidates`).
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
     candidates: u32,
@@ -149,6 +157,7 @@ pub(crate) async fn run(args: EvalArgs, global: &GlobalArgs) -> anyhow::Result<i
         seeds: args.seeds.clone(),
         tasks,
         max_iterations: args.max_iterations,
+        skip_tests: args.skip_tests,
         token_budget: args.token_budget,
         task_timeout: Duration::from_secs(args.task_timeout),
         out_dir: args.out.clone(),
@@ -158,6 +167,7 @@ pub(crate) async fn run(args: EvalArgs, global: &GlobalArgs) -> anyhow::Result<i
         tests_see_code: args.prompting.tests_see_code,
         trace_values: args.prompting.trace_values,
         units: args.prompting.units,
+        no_plan: args.prompting.no_plan,
         candidates: args.prompting.candidates,
         sample_rows: args.sample_rows,
         prompts_dir: args.prompts_dir.clone(),

@@ -227,6 +227,10 @@ pub(crate) struct PromptArgs {
     /// `guarded`); not with `--agent`.
     #[arg(long, conflicts_with = "agent")]
     units: bool,
+    /// Write the first script without asking the model for a plan first (one call fewer; the
+    /// plans of 1.5B-class models add steps the task never asked for). Not with `--agent`.
+    #[arg(long, conflicts_with = "agent")]
+    no_plan: bool,
     /// Ask for the script and the tests as Markdown code blocks instead of JSON strings (small
     /// local models write valid Python far more often that way; packages then come from the
     /// script's imports), whatever the model profile.
@@ -460,6 +464,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         tests_see_code: args.prompting.tests_see_code,
         trace_values: args.prompting.trace_values,
         units: args.prompting.units,
+        no_plan: args.prompting.no_plan,
         code_in_fences: args.prompting.code_in_fences,
         model_profile: args.prompting.model_profile,
         model: args.model.model.clone(),

@@ -138,21 +138,27 @@ fn agent_flags_need_agent_mode() {
 }
 
 #[test]
-fn units_are_the_pipelines_and_refused_with_agent_mode() {
+fn units_and_no_plan_are_the_pipelines_and_refused_with_agent_mode() {
     let dir = tempfile::tempdir().unwrap();
-    for command in ["generate", "eval"] {
-        let mut args = vec![command, "--agent", "--units", "--model", "openai/x"];
+    for (command, flag) in [
+        ("generate", "--units"),
+        ("eval", "--units"),
+        ("generate", "--no-plan"),
+        ("eval", "--no-plan"),
+        ("eval", "--skip-tests"),
+    ] {
+        let mut args = vec![command, "--agent", flag, "--model", "openai/x"];
         if command == "generate" {
             args.extend(["--prompt", "x"]);
         } else {
             args.push(".");
         }
         let out = autocoder(dir.path(), &args);
-        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert_eq!(out.status.code(), Some(2), "{command} {flag}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.contains("--units") && stderr.contains("--agent"),
-            "{command}: {stderr}"
+            stderr.contains(flag) && stderr.contains("--agent"),
+            "{command} {flag}: {stderr}"
         );
     }
 }

@@ -72,6 +72,7 @@ fn options(server: &ScriptedServer, out: &std::path::Path) -> EvalOptions {
         seeds: vec![7],
         tasks: vec!["sales-by-region".into(), "country-revenue-join".into()],
         max_iterations: 2,
+        skip_tests: false,
         token_budget: None,
         task_timeout: Duration::from_secs(600),
         out_dir: out.to_path_buf(),
@@ -81,6 +82,7 @@ fn options(server: &ScriptedServer, out: &std::path::Path) -> EvalOptions {
         tests_see_code: false,
         trace_values: false,
         units: false,
+        no_plan: false,
         candidates: 1,
         sample_rows: 10,
         prompts_dir: None,
@@ -94,6 +96,38 @@ fn join_only(server: &ScriptedServer, out: &std::path::Path) -> EvalOptions {
         tasks: vec!["country-revenue-join".into()],
         ..options(server, out)
     }
+}
+
+/// `--skip-tests`: the run asks for a plan and a script only (the server has no tests to give),
+/// and the script it wrote is the one scored, on the samples and the held-out data.
+#[tokio::test]
+async fn skipping_tests_scores_the_first_script_without_writing_tests() {
+    let suite = Suite::load(&suite::suite_dir()).unwrap();
+    let mut entries = answers(INNER_JOIN);
+    entries.retain(|e| e.step.as_deref() != Some("tests"));
+    let server = ScriptedServer::start(Script::new(entries)).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let options = EvalOptions {
+        skip_tests: true,
+        ..join_only(&server, out.path())
+    };
+
+    let report = run_suite(&suite, &options, &|_| {}).await.unwrap();
+    let join = &report.runs[0];
+    assert_eq!(join.test_runs, 0, "{join:#?}");
+    assert_eq!(join.model_calls, 2, "{join:#?}");
+    assert_eq!(join.sample_correct(), Some(true), "{join:#?}");
+    assert!(!join.heldout_correct(), "{join:#?}");
+    let steps: Vec<String> = server
+        .requests()
+        .iter()
+        .filter_map(|r| r.step.clone())
+        .collect();
+    assert_eq!(steps, ["plan", "code"]);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("eval.json")).unwrap())
+            .unwrap();
+    assert_eq!(written["settings"]["skip_tests"], true);
 }
 
 #[tokio::test]

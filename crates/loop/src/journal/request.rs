@@ -56,6 +56,9 @@ pub struct RequestRecord {
     /// Whether the skeleton has one function per output (`--units`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub units: bool,
+    /// Whether the first script is written without a plan (`--no-plan`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_plan: bool,
     /// Whether code comes in Markdown blocks.
     pub code_in_fences: bool,
     /// The model profile named (`--model-profile`); none: chosen by the model's name.
@@ -243,6 +246,7 @@ impl RequestRecord {
             tests_see_code: options.tests_see_code,
             trace_values: options.trace_values,
             units: options.units,
+            no_plan: options.no_plan,
             code_in_fences: options.code_in_fences,
             model_profile: options.model_profile,
             model: ModelRecord {
@@ -338,6 +342,7 @@ impl RequestRecord {
             tests_see_code: self.tests_see_code,
             trace_values: self.trace_values,
             units: self.units,
+            no_plan: self.no_plan,
             code_in_fences: self.code_in_fences,
             model_profile: self.model_profile,
             model: self.model.model.clone(),

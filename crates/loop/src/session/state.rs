@@ -51,7 +51,7 @@ pub struct Iteration {
 #[derive(Debug, Clone)]
 pub struct Session {
     pub(super) limits: Limits,
-    pub(super) plan: Option<Plan>,
+    pub(super) plan: Planning,
     pub(super) code: Option<String>,
     pub(super) tests: Option<String>,
     pub(super) packages: BTreeSet<String>,
@@ -103,12 +103,23 @@ pub struct Session {
     pub(super) tested: Vec<super::handback::Tested>,
 }
 
+/// Where the plan stands: the first script waits for it unless it is skipped (`--no-plan`).
+#[derive(Debug, Clone)]
+pub(super) enum Planning {
+    /// Not asked for yet.
+    Wanted,
+    /// Never asked for.
+    Skipped,
+    /// The model's plan.
+    Made(Plan),
+}
+
 impl Session {
     /// A session that starts by planning; `base_packages` are always installed.
     pub fn new(limits: Limits, base_packages: &[String]) -> Self {
         Session {
             limits,
-            plan: None,
+            plan: Planning::Wanted,
             code: None,
             tests: None,
             packages: base_packages.iter().cloned().collect(),
@@ -147,9 +158,19 @@ impl Session {
         }
     }
 
+    /// The same session, writing its first script without asking for a plan (`--no-plan`).
+    #[must_use]
+    pub fn without_plan(mut self) -> Self {
+        self.plan = Planning::Skipped;
+        self
+    }
+
     /// The plan, once made.
     pub fn plan(&self) -> Option<&Plan> {
-        self.plan.as_ref()
+        match &self.plan {
+            Planning::Made(plan) => Some(plan),
+            Planning::Wanted | Planning::Skipped => None,
+        }
     }
     /// The current script.
     pub fn code(&self) -> Option<&str> {
@@ -217,7 +238,7 @@ impl Session {
         if let Some(action) = self.queue.pop_front() {
             return action;
         }
-        if self.plan.is_none() {
+        if matches!(self.plan, Planning::Wanted) {
             return Action::Plan;
         }
         if self.code.is_none() {
@@ -267,7 +288,7 @@ impl Session {
         match event {
             Event::Planned { plan, usage } => {
                 self.tokens += usage.total();
-                self.plan = Some(plan);
+                self.plan = Planning::Made(plan);
             }
             Event::CodeWritten {
                 code,

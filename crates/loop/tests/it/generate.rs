@@ -1073,6 +1073,23 @@ async fn skip_tests_stops_after_the_environment() {
     assert_eq!(f.steps(), ["plan", "code"]);
 }
 
+/// `--no-plan`: the first call is the code step, its prompt has no plan, the run goes on as
+/// usual and `result.json` has no plan.
+#[tokio::test]
+async fn without_a_plan_the_first_call_writes_the_script() {
+    let f = fixture(vec![code(&script(GOOD)), test_file(&tests("25.5"))]).await;
+    let options = GenerateOptions {
+        no_plan: true,
+        ..f.options()
+    };
+    let result = f.generate(&options).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps(), ["code", "tests"]);
+    let prompt = f.server.requests()[0].body.to_string();
+    assert!(!prompt.contains("Plan to follow"), "{prompt}");
+    assert!(result.plan.is_none(), "{result:#?}");
+}
+
 #[tokio::test]
 async fn invalid_json_from_the_model_is_repaired() {
     let f = fixture(vec![

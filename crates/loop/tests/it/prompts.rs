@@ -82,6 +82,7 @@ fn task() -> TaskView {
         code_in_fences: false,
         skeleton: true,
         units: false,
+        output_columns: Vec::new(),
     }
 }
 
@@ -859,10 +860,9 @@ fn the_diagnosis_and_both_fixes_begin_with_the_same_report_of_the_run() {
     }
 }
 
-#[test]
-fn the_units_skeleton_has_a_function_per_output_and_writes_what_each_returns() {
-    let prompts = Prompts::embedded().unwrap();
-    let dir = tempfile::tempdir().unwrap();
+/// A task with a file and an int input and an output of every kind, its units skeleton asked
+/// for; `empty.csv` has the columns the task lists.
+fn units_view() -> TaskView {
     let inputs: Vec<Declaration> = ["sales:file", "limit:int"]
         .iter()
         .map(|d| d.parse().unwrap())
@@ -883,15 +883,28 @@ fn the_units_skeleton_has_a_function_per_output_and_writes_what_each_returns() {
     .map(|d| d.parse().unwrap())
     .collect();
     let contract = Contract::new(&inputs, &outputs, &[]).unwrap();
-    let view = TaskView {
-        task: "Read the sales with csv.DictReader.".into(),
+    TaskView {
+        task: "Read the sales with csv.DictReader. Write empty.csv with the columns a and b."
+            .into(),
         inputs: contract.inputs,
         outputs: contract.outputs,
         rules: Vec::new(),
         code_in_fences: true,
         units: true,
+        output_columns: vec![autocoder_loop::OutputColumns {
+            output: "empty.csv".into(),
+            columns: vec!["a".into(), "b".into()],
+            phrase: "empty.csv with the columns a and b".into(),
+        }],
         ..task()
-    };
+    }
+}
+
+#[test]
+fn the_units_skeleton_has_a_function_per_output_and_writes_what_each_returns() {
+    let prompts = Prompts::embedded().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let view = units_view();
     let prompt = render(
         &prompts,
         "loop/code.j2",
@@ -942,7 +955,11 @@ fn the_units_skeleton_has_a_function_per_output_and_writes_what_each_returns() {
     );
     let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
     assert_eq!(read("by_region.csv"), "region,n\r\nnorth,3\r\nsouth,3\r\n");
-    assert_eq!(read("empty.csv"), "");
+    assert_eq!(
+        read("empty.csv"),
+        "a,b\r\n",
+        "the header the task lists, with no rows"
+    );
     assert_eq!(read("frame.csv"), "a\n1\n2\n");
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&read("summary.json")).unwrap(),
@@ -954,4 +971,30 @@ fn the_units_skeleton_has_a_function_per_output_and_writes_what_each_returns() {
     assert_eq!(read("total"), "2.5");
     assert_eq!(read("done"), "true");
     assert_eq!(read("label"), r#"{"levels": {"ERROR": 1}}"#);
+}
+
+/// `--no-plan`: the code prompt of a session that never planned (its plan is the empty default)
+/// is the planned one without the plan's lines, byte for byte otherwise.
+#[test]
+fn without_a_plan_the_code_prompt_drops_the_plan_and_nothing_else() {
+    let prompts = Prompts::embedded().unwrap();
+    let view = task();
+    let code = |plan: Plan| {
+        render(
+            &prompts,
+            "loop/code.j2",
+            &view,
+            json!({"plan": plan, "notes": []}),
+        )
+        .unwrap()
+    };
+    let planned = code(plan());
+    let unplanned = code(Plan::default());
+    let start = planned.find("Plan to follow:").unwrap();
+    let end = planned.find("Start from this skeleton").unwrap();
+    assert!(start < end, "{planned}");
+    assert_eq!(
+        unplanned,
+        format!("{}{}", &planned[..start], &planned[end..])
+    );
 }

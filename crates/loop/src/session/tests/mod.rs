@@ -663,6 +663,31 @@ fn skip_tests_stops_once_the_environment_exists() {
 }
 
 #[test]
+fn without_a_plan_the_first_action_is_the_script_and_no_plan_is_ever_asked_for() {
+    let mut s = session(Limits::default()).without_plan();
+    assert!(matches!(s.next_action(), Action::WriteCode { .. }));
+    s.apply(Event::CodeWritten {
+        code: CODE.into(),
+        packages: vec!["pandas".into()],
+        system_packages: Vec::new(),
+        usage: USAGE,
+    });
+    assert!(matches!(s.next_action(), Action::PrepareEnvironment { .. }));
+    s.apply(Event::EnvironmentReady {
+        usage: Usage::default(),
+    });
+    assert!(matches!(s.next_action(), Action::WriteTests { .. }));
+    s.apply(Event::TestsWritten {
+        tests: TESTS.into(),
+        usage: USAGE,
+    });
+    assert_eq!(s.next_action(), Action::RunTests);
+    s.apply(all_pass());
+    assert!(expect_finish(&mut s).success);
+    assert!(s.plan().is_none());
+}
+
+#[test]
 fn the_token_budget_stops_the_loop() {
     let mut s = session(Limits {
         token_budget: Some(300),
