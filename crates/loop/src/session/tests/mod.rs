@@ -31,6 +31,11 @@ fn write_code(s: &mut Session, packages: &[&str], system: &[&str]) {
         plan: Plan::default(),
         usage: USAGE,
     });
+    write_script(s, packages, system);
+}
+
+/// Writes the script (the next action) asking for `packages` and the Debian packages `system`.
+fn write_script(s: &mut Session, packages: &[&str], system: &[&str]) {
     assert!(matches!(s.next_action(), Action::WriteCode { .. }));
     s.apply(Event::CodeWritten {
         code: CODE.into(),
@@ -43,6 +48,12 @@ fn write_code(s: &mut Session, packages: &[&str], system: &[&str]) {
 /// Plans, writes code and tests and builds the environment; returns at the first `RunTests`.
 fn up_to_first_run(s: &mut Session) {
     write_code(s, &["pandas"], &[]);
+    environment_and_tests(s);
+}
+
+/// After a script asking for pandas: builds the environment and writes the tests; returns at
+/// the first `RunTests`.
+fn environment_and_tests(s: &mut Session) {
     assert_eq!(
         s.next_action(),
         Action::PrepareEnvironment {
@@ -665,23 +676,8 @@ fn skip_tests_stops_once_the_environment_exists() {
 #[test]
 fn without_a_plan_the_first_action_is_the_script_and_no_plan_is_ever_asked_for() {
     let mut s = session(Limits::default()).without_plan();
-    assert!(matches!(s.next_action(), Action::WriteCode { .. }));
-    s.apply(Event::CodeWritten {
-        code: CODE.into(),
-        packages: vec!["pandas".into()],
-        system_packages: Vec::new(),
-        usage: USAGE,
-    });
-    assert!(matches!(s.next_action(), Action::PrepareEnvironment { .. }));
-    s.apply(Event::EnvironmentReady {
-        usage: Usage::default(),
-    });
-    assert!(matches!(s.next_action(), Action::WriteTests { .. }));
-    s.apply(Event::TestsWritten {
-        tests: TESTS.into(),
-        usage: USAGE,
-    });
-    assert_eq!(s.next_action(), Action::RunTests);
+    write_script(&mut s, &["pandas"], &[]);
+    environment_and_tests(&mut s);
     s.apply(all_pass());
     assert!(expect_finish(&mut s).success);
     assert!(s.plan().is_none());
