@@ -55,6 +55,17 @@ fn base_packages(options: &GenerateOptions, data: &data::DataContext) -> Vec<Str
     packages
 }
 
+/// The session of a request: its limits and base packages, and no plan step when the model
+/// profile has none (`--no-plan`).
+fn new_session(options: &GenerateOptions, data: &data::DataContext) -> Session {
+    let session = Session::new(options.limits, &base_packages(options, data));
+    if options.profile().plan {
+        session
+    } else {
+        session.without_plan()
+    }
+}
+
 /// Generates a tested script. The client should log its conversation into the run directory
 /// (`LlmConfig::conversation_log = out_dir/conversation.jsonl`). A generation that ends without
 /// passing tests is `Ok` with `success: false`; errors are requests that cannot start, a model
@@ -207,7 +218,12 @@ async fn run(
         contract: &contract,
         conftest: render_conftest(&prompts, &contract, options)?,
         traced: render_traced_harness(&prompts, &contract, options)?,
-        contract_test: render_contract_test(&prompts, &contract, &data.row_keys, &options.prompt)?,
+        contract_test: render_contract_test(
+            &prompts,
+            &contract,
+            &data.row_keys,
+            &task.output_columns,
+        )?,
         env: None,
         imports: Vec::new(),
         profile: options.profile(),
@@ -221,10 +237,7 @@ async fn run(
         sandbox_retries: Vec::new(),
         python_spec,
     };
-    let mut session = Session::new(options.limits, &base_packages(options, &data));
-    if !options.profile().plan {
-        session = session.without_plan();
-    }
+    let mut session = new_session(options, &data);
     let finish = loop {
         let action = session.next_action();
         progress(&progress_of(&session, &action, started));

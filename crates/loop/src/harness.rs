@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::LoopError;
 use crate::data::DataContext;
 use crate::options::GenerateOptions;
-use crate::output_columns::declared_columns;
+use crate::output_columns::{OutputColumns, declared_columns};
 use crate::prompt::TaskView;
 use crate::request::{Contract, IoType, OUTPUTS_DIR};
 use crate::rundir::StepUsage;
@@ -49,7 +49,8 @@ pub fn contract_test(
     data: &DataContext,
     task: &str,
 ) -> Result<Option<String>, LoopError> {
-    render_contract_test(prompts, contract, &data.row_keys, task)
+    let columns = declared_columns(task, &contract.outputs);
+    render_contract_test(prompts, contract, &data.row_keys, &columns)
 }
 
 /// The sample files pytest runs mount, by input name.
@@ -196,15 +197,15 @@ fn render_conftest_with(
 /// The harness's own test (`test_contract.py`): the script runs on the samples with no
 /// arguments and writes every declared output with its type. Only when every input has a
 /// sample to default to (a required scalar has no value to run with). Each "one row per key"
-/// rule adds a test that counts the key in the sample and in the CSV written from it; each CSV
-/// output whose columns `task` lists, one that reads its header row; CSV samples add one that
-/// runs the script on copies with every non-empty field in double quotes (the same data) and
-/// expects the same outputs.
+/// rule adds a test that counts the key in the sample and in the CSV written from it; each of
+/// `output_columns` (a CSV output whose columns the task lists), one that reads its header row;
+/// CSV samples add one that runs the script on copies with every non-empty field in double
+/// quotes (the same data) and expects the same outputs.
 pub(crate) fn render_contract_test(
     prompts: &Prompts,
     contract: &Contract,
     row_keys: &[crate::RowKey],
-    task: &str,
+    output_columns: &[OutputColumns],
 ) -> Result<Option<String>, LoopError> {
     if contract.inputs.iter().any(|i| i.mount.is_none()) {
         return Ok(None);
@@ -220,7 +221,7 @@ pub(crate) fn render_contract_test(
         json!({
             "outputs_dir": OUTPUTS_DIR,
             "row_keys": row_keys,
-            "output_columns": declared_columns(task, &contract.outputs),
+            "output_columns": output_columns,
             "csv_inputs": csv_inputs,
         }),
     )?))
