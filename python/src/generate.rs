@@ -10,7 +10,7 @@ use std::time::Duration;
 use autocoder_llm::{CallParams, LlmClient, LlmConfig, ModelCacheMode, ModelSpec};
 use autocoder_loop::request::{Declaration, Sample};
 use autocoder_loop::session::Limits;
-use autocoder_loop::{CacheMode, GenerateOptions, Progress, SandboxOptions};
+use autocoder_loop::{CacheMode, GenerateOptions, Progress, Prompting, SandboxOptions};
 use autocoder_sandbox::Backend;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -34,6 +34,15 @@ fn check_run(name: Option<&str>, candidates: u32) -> Result<(), Error> {
         )));
     }
     Ok(())
+}
+
+/// The isolation backend `sandbox=` names.
+fn sandbox_backend(sandbox: &str) -> Result<Backend, Error> {
+    Backend::from_name(sandbox).ok_or_else(|| {
+        Error::Invalid(format!(
+            "sandbox={sandbox:?}: give \"bwrap\", \"docker\" or \"none\""
+        ))
+    })
 }
 
 /// Generates a tested script; see the package documentation for every option.
@@ -104,11 +113,7 @@ pub(crate) fn generate(
     check_run(name.as_deref(), candidates)?;
     let out = run_dir.unwrap_or_else(|| autocoder_loop::options::default_run_dir(name.as_deref()));
     let out = std::path::absolute(&out).unwrap_or(out);
-    let backend = Backend::from_name(sandbox).ok_or_else(|| {
-        Error::Invalid(format!(
-            "sandbox={sandbox:?}: give \"bwrap\", \"docker\" or \"none\""
-        ))
-    })?;
+    let backend = sandbox_backend(sandbox)?;
     let cache_mode = ModelCacheMode::from_name(model_cache).ok_or_else(|| {
         Error::Invalid(format!(
             "model_cache={model_cache:?}: give \"auto\", \"refresh\" or \"off\""
@@ -163,12 +168,14 @@ pub(crate) fn generate(
             ..SandboxOptions::default()
         },
         prompts_dir: None,
-        tests_see_code,
-        trace_values,
-        units,
-        no_plan,
-        code_in_fences,
-        model_profile: None,
+        prompting: Prompting {
+            tests_see_code,
+            trace_values,
+            units,
+            no_plan,
+            code_in_fences,
+            model_profile: None,
+        },
         model: model.clone(),
         name,
     };

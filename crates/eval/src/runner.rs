@@ -16,7 +16,7 @@ use autocoder_agent::{AgentError, AgentOptions, ToolProtocol, generate_agent};
 use autocoder_llm::{LlmClient, LlmConfig, LlmError, ModelSpec};
 use autocoder_loop::rundir::GenerationResult;
 use autocoder_loop::session::Limits;
-use autocoder_loop::{GenerateOptions, LoopError, ProfileName, Progress, SandboxOptions, generate};
+use autocoder_loop::{GenerateOptions, LoopError, Progress, Prompting, SandboxOptions, generate};
 use serde::Serialize;
 
 use crate::error::EvalError;
@@ -25,7 +25,6 @@ use crate::score::{score_generated, score_tried};
 use crate::suite::{Suite, Task};
 
 /// What to run and how.
-#[allow(clippy::struct_excessive_bools)] // independent flags of the request, each read by its name
 #[derive(Debug, Clone)]
 pub struct EvalOptions {
     /// The model's client settings; each run gets its own seed and conversation log.
@@ -48,18 +47,9 @@ pub struct EvalOptions {
     pub out_dir: PathBuf,
     /// The sandbox for generations and scoring.
     pub sandbox: SandboxOptions,
-    /// Code and tests as Markdown blocks.
-    pub code_in_fences: bool,
-    /// The model profile named (`--model-profile`); `None`: chosen by the model's name.
-    pub model_profile: Option<ProfileName>,
-    /// The test writer sees the code.
-    pub tests_see_code: bool,
-    /// Failing tests show the values the script computed (`--trace-values`).
-    pub trace_values: bool,
-    /// One function per output in the code step's skeleton (`--units`).
-    pub units: bool,
-    /// The first script is written without a plan (`--no-plan`).
-    pub no_plan: bool,
+    /// How the prompts are shaped (code in fences, the model profile, what the test writer
+    /// sees, traced values, units, no plan), as for `generate`.
+    pub prompting: Prompting,
     /// Scripts written per new version of the code (`--candidates`).
     pub candidates: u32,
     /// Sample rows shown per dataset.
@@ -88,7 +78,6 @@ struct AgentSettingsRecord {
 }
 
 /// The settings that must not change between an eval and its resumption.
-#[allow(clippy::struct_excessive_bools)] // independent settings, each read by its name
 #[derive(Debug, Serialize)]
 struct Settings<'a> {
     model: &'a str,
@@ -100,19 +89,10 @@ struct Settings<'a> {
     skip_tests: bool,
     token_budget: Option<u64>,
     task_timeout_seconds: u64,
-    code_in_fences: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    model_profile: Option<ProfileName>,
-    tests_see_code: bool,
-    /// Absent when off, so evals written before it existed resume unchanged.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    trace_values: bool,
-    /// Absent when off, so evals written before it existed resume unchanged.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    units: bool,
-    /// Absent when off, so evals written before it existed resume unchanged.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    no_plan: bool,
+    /// `tests_see_code` and `code_in_fences` always; `trace_values`, `units`, `no_plan` and
+    /// `model_profile` only when set, so evals written before they existed resume unchanged.
+    #[serde(flatten)]
+    prompting: &'a Prompting,
     /// Absent at 1, so evals written before it existed resume unchanged.
     #[serde(skip_serializing_if = "is_one")]
     candidates: u32,
@@ -141,12 +121,7 @@ impl EvalOptions {
             skip_tests: self.skip_tests,
             token_budget: self.token_budget,
             task_timeout_seconds: self.task_timeout.as_secs(),
-            code_in_fences: self.code_in_fences,
-            model_profile: self.model_profile,
-            tests_see_code: self.tests_see_code,
-            trace_values: self.trace_values,
-            units: self.units,
-            no_plan: self.no_plan,
+            prompting: &self.prompting,
             candidates: self.candidates,
             sample_rows: self.sample_rows,
             prompts_dir: self.prompts_dir.as_deref(),
@@ -265,12 +240,7 @@ fn generate_options(task: &Task, options: &EvalOptions, run_dir: &Path) -> Gener
         out_dir: run_dir.to_path_buf(),
         sandbox: options.sandbox.clone(),
         prompts_dir: options.prompts_dir.clone(),
-        tests_see_code: options.tests_see_code,
-        trace_values: options.trace_values,
-        units: options.units,
-        no_plan: options.no_plan,
-        code_in_fences: options.code_in_fences,
-        model_profile: options.model_profile,
+        prompting: options.prompting.clone(),
         model: options.model.clone(),
         ..GenerateOptions::default()
     }
@@ -517,4 +487,47 @@ fn write_json(path: &Path, value: &impl Serialize) -> Result<(), EvalError> {
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, text + "\n").map_err(EvalError::io(&tmp))?;
     std::fs::rename(&tmp, path).map_err(EvalError::io(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `eval.json` keeps the prompt-shaping settings flat: `tests_see_code` and
+    /// `code_in_fences` always, the others only when set.
+    #[test]
+    fn prompting_settings_are_flat_and_the_later_ones_absent_when_off() {
+        let mut options = EvalOptions {
+            llm: LlmConfig::new(ModelSpec::parse("openai/m").unwrap()),
+            model: "openai/m".into(),
+            seeds: vec![1],
+            tasks: Vec::new(),
+            max_iterations: 10,
+            skip_tests: false,
+            token_budget: None,
+            task_timeout: Duration::from_secs(60),
+            out_dir: PathBuf::from("out"),
+            sandbox: SandboxOptions::default(),
+            prompting: Prompting::default(),
+            candidates: 1,
+            sample_rows: 20,
+            prompts_dir: None,
+            agent: None,
+        };
+        let later = ["trace_values", "units", "no_plan", "model_profile"];
+        let settings = options.settings();
+        assert_eq!(settings["tests_see_code"], false);
+        assert_eq!(settings["code_in_fences"], false);
+        assert!(
+            later.iter().all(|k| settings.get(k).is_none()),
+            "{settings}"
+        );
+        assert!(settings.get("prompting").is_none(), "{settings}");
+        options.prompting.units = true;
+        options.prompting.model_profile = Some(autocoder_loop::ProfileName::Small);
+        let settings = options.settings();
+        assert_eq!(settings["units"], true);
+        assert_eq!(settings["model_profile"], "small");
+        assert!(settings.get("no_plan").is_none(), "{settings}");
+    }
 }

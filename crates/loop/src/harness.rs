@@ -117,7 +117,7 @@ pub(crate) fn render_traced_harness(
     contract: &Contract,
     options: &GenerateOptions,
 ) -> Result<Option<TracedHarness>, LoopError> {
-    if !options.trace_values {
+    if !options.prompting.trace_values {
         return Ok(None);
     }
     Ok(Some(TracedHarness {

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use autocoder_sandbox::Backend;
 
 use crate::LoopError;
-use crate::model_profile::{ModelProfile, ProfileName};
+use crate::model_profile::ModelProfile;
+use crate::prompting::Prompting;
 use crate::request::{Contract, Declaration, Sample};
 use crate::session::Limits;
 
@@ -83,7 +84,6 @@ impl Default for SandboxOptions {
 }
 
 /// A generation request.
-#[allow(clippy::struct_excessive_bools)] // independent flags of the request, each read by its name
 #[derive(Debug, Clone, Default)]
 pub struct GenerateOptions {
     /// The task, in the user's words.
@@ -115,25 +115,9 @@ pub struct GenerateOptions {
     pub sandbox: SandboxOptions,
     /// A directory of prompt templates overriding the embedded ones by name.
     pub prompts_dir: Option<PathBuf>,
-    /// Show the script to the test writer (by default the tests are written from the task, the
-    /// data and the contract alone, which catches more bugs).
-    pub tests_see_code: bool,
-    /// Ask for the script and the tests as Markdown code blocks instead of JSON strings,
-    /// whatever the model profile says. Small local models write valid Python far more often
-    /// that way (no escaping); the packages then come from the script's imports alone.
-    pub code_in_fences: bool,
-    /// The model profile to use (`--model-profile`); `None` chooses it by the model's name.
-    pub model_profile: Option<ProfileName>,
-    /// Run the script under the harness's tracer in test runs and show a failing test's
-    /// diagnosis and fix what the script's lines computed (each name bound or changed: type,
-    /// shape, first values), not only the error.
-    pub trace_values: bool,
-    /// One function per declared output in the code step's skeleton (`--units`), whatever the
-    /// profile says; only where the profile gives a skeleton.
-    pub units: bool,
-    /// Write the first script without asking for a plan first (`--no-plan`), whatever the
-    /// profile says.
-    pub no_plan: bool,
+    /// How the prompts are shaped: what the test writer sees, code in fences, traced values,
+    /// units, no plan, the model profile.
+    pub prompting: Prompting,
     /// The model name, as the user gave it (recorded in the result).
     pub model: String,
     /// The run's name (`--name`): recorded in the result and put on the Docker containers.
@@ -156,12 +140,16 @@ impl GenerateOptions {
 
     /// The model profile the generation uses: the one named, else the model's, with fences
     /// when `code_in_fences` asks for them, units when `units` does and no plan when `no_plan`
-    /// says so.
+    /// says so (all in [`Self::prompting`]).
     pub fn profile(&self) -> ModelProfile {
-        let mut profile =
-            ModelProfile::choose(self.model_profile, &self.model, self.code_in_fences);
-        profile.units |= self.units;
-        profile.plan &= !self.no_plan;
+        let prompting = &self.prompting;
+        let mut profile = ModelProfile::choose(
+            prompting.model_profile,
+            &self.model,
+            prompting.code_in_fences,
+        );
+        profile.units |= prompting.units;
+        profile.plan &= !prompting.no_plan;
         profile
     }
 }

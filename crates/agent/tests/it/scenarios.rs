@@ -422,7 +422,7 @@ async fn a_capable_model_starts_without_a_skeleton() {
     let wire = Wire::Json;
     let f = fixture(wire, vec![act(wire, "list_files", json!({}))]).await;
     let mut options = f.options(1);
-    options.generate.model_profile = Some(autocoder_loop::ProfileName::Capable);
+    options.generate.prompting.model_profile = Some(autocoder_loop::ProfileName::Capable);
     let result = f.run(&options).await;
     assert!(!result.success);
     assert!(result.solution.is_empty(), "{}", result.solution);

@@ -10,6 +10,7 @@ use autocoder_agent::ToolProtocol;
 use autocoder_eval::{
     AgentSettings, EvalEvent, EvalOptions, Split, Suite, render_table, run_suite,
 };
+use autocoder_loop::Prompting;
 
 use crate::cli::GlobalArgs;
 use crate::commands::generate::{ModelArgs, SandboxArgs, parse_model_profile};
@@ -50,14 +51,6 @@ pub(crate) struct EvalArgs {
     out: PathBuf,
     #[command(flatten)]
     prompting: EvalPromptingArgs,
-    /// What the loop does for a kind of model: `small` (1.5B-class local models: code as
-    /// Markdown blocks, repairs of their slips such as `eif`, a second ask for tests that type
-    /// expected values by hand, a script skeleton to fill in), `guarded` (all of that with code
-    /// inside JSON), `capable` (none of it; only when named). Default: chosen by the model's
-    /// name: a size up to 14B (`qwen2.5-coder-1.5b`) is small, any other model guarded.
-    /// `--code-in-fences` adds code blocks to any profile.
-    #[arg(long, value_name = "NAME", value_parser = parse_model_profile)]
-    model_profile: Option<autocoder_loop::ProfileName>,
     /// Sample rows of each dataset shown to the model.
     #[arg(long, default_value_t = 20)]
     sample_rows: usize,
@@ -95,6 +88,28 @@ pub(crate) struct EvalPromptingArgs {
     /// Scripts written per new version of the code (as `generate --candidates`).
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
     candidates: u32,
+    /// What the loop does for a kind of model: `small` (1.5B-class local models: code as
+    /// Markdown blocks, repairs of their slips such as `eif`, a second ask for tests that type
+    /// expected values by hand, a script skeleton to fill in), `guarded` (all of that with code
+    /// inside JSON), `capable` (none of it; only when named). Default: chosen by the model's
+    /// name: a size up to 14B (`qwen2.5-coder-1.5b`) is small, any other model guarded.
+    /// `--code-in-fences` adds code blocks to any profile.
+    #[arg(long, value_name = "NAME", value_parser = parse_model_profile)]
+    model_profile: Option<autocoder_loop::ProfileName>,
+}
+
+impl EvalPromptingArgs {
+    /// How the flags shape the prompts.
+    fn prompting(&self) -> Prompting {
+        Prompting {
+            tests_see_code: self.tests_see_code,
+            trace_values: self.trace_values,
+            units: self.units,
+            no_plan: self.no_plan,
+            code_in_fences: self.code_in_fences,
+            model_profile: self.model_profile,
+        }
+    }
 }
 
 /// Agent mode's flags for `eval`.
@@ -162,12 +177,7 @@ pub(crate) async fn run(args: EvalArgs, global: &GlobalArgs) -> anyhow::Result<i
         task_timeout: Duration::from_secs(args.task_timeout),
         out_dir: args.out.clone(),
         sandbox: args.sandbox.options()?,
-        code_in_fences: args.prompting.code_in_fences,
-        model_profile: args.model_profile,
-        tests_see_code: args.prompting.tests_see_code,
-        trace_values: args.prompting.trace_values,
-        units: args.prompting.units,
-        no_plan: args.prompting.no_plan,
+        prompting: args.prompting.prompting(),
         candidates: args.prompting.candidates,
         sample_rows: args.sample_rows,
         prompts_dir: args.prompts_dir.clone(),

@@ -10,7 +10,9 @@ use autocoder_llm::{CallParams, LlmClient, LlmConfig, ModelSpec};
 use autocoder_loop::request::{Declaration, Sample};
 use autocoder_loop::rundir::GenerationResult;
 use autocoder_loop::session::Limits;
-use autocoder_loop::{CacheMode, GenerateOptions, ProfileName, Progress, SandboxOptions, generate};
+use autocoder_loop::{
+    CacheMode, GenerateOptions, ProfileName, Progress, Prompting, SandboxOptions, generate,
+};
 use autocoder_sandbox::Backend;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -401,6 +403,18 @@ impl PromptArgs {
             context_tokens: self.context_tokens.unwrap_or(DEFAULT_CONTEXT_TOKENS),
         })
     }
+
+    /// How the flags shape the prompts.
+    fn prompting(&self) -> Prompting {
+        Prompting {
+            tests_see_code: self.tests_see_code,
+            trace_values: self.trace_values,
+            units: self.units,
+            no_plan: self.no_plan,
+            code_in_fences: self.code_in_fences,
+            model_profile: self.model_profile,
+        }
+    }
 }
 
 /// `TEXT` as is, or the contents of `FILE` for `@FILE`.
@@ -461,12 +475,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         out_dir: out.clone(),
         sandbox: args.sandbox.options()?,
         prompts_dir: args.prompting.prompts_dir.clone(),
-        tests_see_code: args.prompting.tests_see_code,
-        trace_values: args.prompting.trace_values,
-        units: args.prompting.units,
-        no_plan: args.prompting.no_plan,
-        code_in_fences: args.prompting.code_in_fences,
-        model_profile: args.prompting.model_profile,
+        prompting: args.prompting.prompting(),
         model: args.model.model.clone(),
         name: args.name.clone(),
     };

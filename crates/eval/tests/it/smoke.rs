@@ -8,6 +8,7 @@ use std::time::Duration;
 use autocoder_agent::ToolProtocol;
 use autocoder_eval::{AgentSettings, EvalError, EvalEvent, EvalOptions, Suite, run_suite};
 use autocoder_llm::{LlmConfig, ModelSpec};
+use autocoder_loop::Prompting;
 use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
 use serde_json::json;
 
@@ -77,12 +78,7 @@ fn options(server: &ScriptedServer, out: &std::path::Path) -> EvalOptions {
         task_timeout: Duration::from_secs(600),
         out_dir: out.to_path_buf(),
         sandbox: suite::sandbox(),
-        code_in_fences: false,
-        model_profile: None,
-        tests_see_code: false,
-        trace_values: false,
-        units: false,
-        no_plan: false,
+        prompting: Prompting::default(),
         candidates: 1,
         sample_rows: 10,
         prompts_dir: None,

@@ -142,7 +142,9 @@ impl Driver<'_> {
         session: &Session,
         mut notes: Vec<String>,
     ) -> Result<Event, LoopError> {
-        let code = session.code().filter(|_| self.options.tests_see_code);
+        let code = session
+            .code()
+            .filter(|_| self.options.prompting.tests_see_code);
         let sources = expected_value_sources(self.steps.task);
         let prompts = self.steps.prompts;
         let mut sent_back = SentBack::default();

@@ -9,6 +9,7 @@ use autocoder_sandbox::Backend;
 use serde::{Deserialize, Serialize};
 
 use crate::LoopError;
+use crate::Prompting;
 use crate::options::{CacheMode, GenerateOptions, SandboxOptions};
 use crate::request::{Declaration, Sample};
 use crate::session::Limits;
@@ -17,7 +18,6 @@ use crate::session::Limits;
 pub const REDACTED: &str = "<redacted>";
 
 /// What was asked: the generation's options and the model's settings.
-#[allow(clippy::struct_excessive_bools)] // independent flags of the request, each read by its name
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestRecord {
     /// The directory the generation started in (relative paths below are relative to it).
@@ -48,22 +48,10 @@ pub struct RequestRecord {
     pub sandbox: SandboxRecord,
     /// Prompt template overrides.
     pub prompts_dir: Option<PathBuf>,
-    /// Whether the test writer sees the script.
-    pub tests_see_code: bool,
-    /// Whether test runs trace the script's values (`--trace-values`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub trace_values: bool,
-    /// Whether the skeleton has one function per output (`--units`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub units: bool,
-    /// Whether the first script is written without a plan (`--no-plan`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub no_plan: bool,
-    /// Whether code comes in Markdown blocks.
-    pub code_in_fences: bool,
-    /// The model profile named (`--model-profile`); none: chosen by the model's name.
-    #[serde(default)]
-    pub model_profile: Option<crate::ProfileName>,
+    /// How the prompts were shaped (`tests_see_code`, `code_in_fences`, and when set
+    /// `trace_values`, `units`, `no_plan`, `model_profile`), flat among the other keys.
+    #[serde(flatten)]
+    pub prompting: Prompting,
     /// The model and its settings.
     pub model: ModelRecord,
     /// The run's name (`--name`).
@@ -243,12 +231,7 @@ impl RequestRecord {
                 python: options.sandbox.python.clone(),
             },
             prompts_dir: options.prompts_dir.clone(),
-            tests_see_code: options.tests_see_code,
-            trace_values: options.trace_values,
-            units: options.units,
-            no_plan: options.no_plan,
-            code_in_fences: options.code_in_fences,
-            model_profile: options.model_profile,
+            prompting: options.prompting.clone(),
             model: ModelRecord {
                 model: llm.model.to_string(),
                 api_base: llm.api_base.as_deref().map(redact_url),
@@ -339,12 +322,7 @@ impl RequestRecord {
                 python: s.python.clone(),
             },
             prompts_dir: self.prompts_dir.clone(),
-            tests_see_code: self.tests_see_code,
-            trace_values: self.trace_values,
-            units: self.units,
-            no_plan: self.no_plan,
-            code_in_fences: self.code_in_fences,
-            model_profile: self.model_profile,
+            prompting: self.prompting.clone(),
             model: self.model.model.clone(),
             name: self.name.clone(),
             shown: self.shown.map(|(rows, context_tokens)| crate::data::Shown {
@@ -408,5 +386,77 @@ mod tests {
             .unwrap();
         assert_eq!(back.sandbox.env_vars, options.sandbox.env_vars);
         assert_eq!(back.prompt, "p");
+    }
+
+    /// A request as journaled before the prompt-shaping flags were one [`Prompting`]: flat
+    /// keys, `model_profile` written as null, the flags added later absent.
+    const EARLIER_REQUEST: &str = r#"{
+        "cwd": "/work", "prompt": "p", "schema_text": null, "constraints": [],
+        "samples": [], "inputs": [], "outputs": [], "system_prompt": null,
+        "base_packages": [], "sample_rows": 20,
+        "limits": {"max_iterations": 10, "token_budget": null, "skip_tests": false},
+        "out_dir": "runs/x",
+        "sandbox": {
+            "backend": "bwrap", "memory_bytes": 4294967296, "cpu_seconds": 120,
+            "processes": 256, "file_size_bytes": 1073741824, "open_files": 256,
+            "wall_timeout_seconds": 180.0, "output_cap_bytes": 1048576, "cpu_millis": 1000,
+            "scratch_bytes": 1073741824, "scalar_output_bytes": 1048576,
+            "output_files_bytes": 1073741824, "network": false, "env_vars": [],
+            "cache_dir": null, "cache": "auto"
+        },
+        "prompts_dir": null, "tests_see_code": true, "code_in_fences": false,
+        "model_profile": null,
+        "model": {
+            "model": "openai/m", "api_base": null, "api_key_env": null, "params": {},
+            "forced_params": {}, "request_timeout_seconds": 600.0,
+            "connect_timeout_seconds": 10.0, "structured_mode": "auto", "record": null,
+            "replay": null
+        }
+    }"#;
+
+    #[test]
+    fn a_request_journaled_with_flat_prompting_keys_still_reads() {
+        let expected = Prompting {
+            tests_see_code: true,
+            ..Prompting::default()
+        };
+        let record: RequestRecord = serde_json::from_str(EARLIER_REQUEST).unwrap();
+        assert_eq!(record.prompting, expected);
+        assert_eq!(record.options(&[], &|_| None).unwrap().prompting, expected);
+        // As the journal reads it: inside the header line.
+        let header = serde_json::json!({
+            "kind": "header",
+            "format": crate::journal::JOURNAL_FORMAT,
+            "version": 1,
+            "request": serde_json::from_str::<serde_json::Value>(EARLIER_REQUEST).unwrap(),
+        });
+        let crate::journal::Line::Header { request, .. } = serde_json::from_value(header).unwrap()
+        else {
+            panic!("not a header");
+        };
+        assert_eq!(request.prompting, expected);
+    }
+
+    #[test]
+    fn prompting_round_trips_through_the_same_flat_keys() {
+        let earlier: serde_json::Value = serde_json::from_str(EARLIER_REQUEST).unwrap();
+        let mut record: RequestRecord = serde_json::from_value(earlier.clone()).unwrap();
+        record.prompting.units = true;
+        let written = serde_json::to_value(&record).unwrap();
+        assert_eq!(written["units"], true);
+        assert_eq!(written["tests_see_code"], true);
+        assert_eq!(written["code_in_fences"], false);
+        let keys = |value: &serde_json::Value| -> std::collections::BTreeSet<String> {
+            value.as_object().unwrap().keys().cloned().collect()
+        };
+        // The same keys as before plus `units`; a `model_profile` of none is left out, and the
+        // fields the earlier request lacked are written with their defaults.
+        let mut expected = keys(&earlier);
+        expected.remove("model_profile");
+        expected.extend(["units", "name", "shown"].map(String::from));
+        assert_eq!(keys(&written), expected);
+        let back: RequestRecord = serde_json::from_value(written).unwrap();
+        assert_eq!(back, record);
+        assert!(back.prompting.units && back.options(&[], &|_| None).unwrap().prompting.units);
     }
 }

@@ -220,10 +220,8 @@ impl Fixture {
 
     /// [`Fixture::generate`] with code and tests asked for in Markdown blocks.
     async fn generate_fenced(&self) -> GenerationResult {
-        let options = GenerateOptions {
-            code_in_fences: true,
-            ..self.options()
-        };
+        let mut options = self.options();
+        options.prompting.code_in_fences = true;
         self.generate(&options).await
     }
 
@@ -429,10 +427,8 @@ async fn anthropic_requests_mark_the_task_and_the_report_for_the_prompt_cache() 
 #[tokio::test]
 async fn failing_tests_show_the_values_the_script_computed_when_traced() {
     let f = fixture(up_to_a_code_fix(vec![code_fix()])).await;
-    let options = GenerateOptions {
-        trace_values: true,
-        ..f.options()
-    };
+    let mut options = f.options();
+    options.prompting.trace_values = true;
     let result = f.generate(&options).await;
     assert!(result.success, "{result:#?}");
     assert_eq!(f.steps(), ["plan", "code", "tests", "diagnose", "fix_code"]);
@@ -624,10 +620,8 @@ async fn tokens_are_booked_per_step_and_per_iteration() {
 #[tokio::test]
 async fn the_test_writer_sees_the_code_only_when_asked() {
     let f = fixture(vec![plan(), code(&script(GOOD)), test_file(&tests("25.5"))]).await;
-    let options = GenerateOptions {
-        tests_see_code: true,
-        ..f.options()
-    };
+    let mut options = f.options();
+    options.prompting.tests_see_code = true;
     let result = f.generate(&options).await;
     assert!(result.success, "{result:#?}");
     let tests_request = f.server.requests()[2].body.to_string();
@@ -1078,10 +1072,8 @@ async fn skip_tests_stops_after_the_environment() {
 #[tokio::test]
 async fn without_a_plan_the_first_call_writes_the_script() {
     let f = fixture(vec![code(&script(GOOD)), test_file(&tests("25.5"))]).await;
-    let options = GenerateOptions {
-        no_plan: true,
-        ..f.options()
-    };
+    let mut options = f.options();
+    options.prompting.no_plan = true;
     let result = f.generate(&options).await;
     assert!(result.success, "{result:#?}");
     assert_eq!(f.steps(), ["code", "tests"]);
