@@ -38,7 +38,7 @@ Functions:
   options mirror the command line's flags: ``api_base``, ``api_key_env``, ``temperature``,
   ``max_tokens``, ``seed``, ``request_timeout``, ``model_cache``, ``run_dir`` (default
   ``runs/NAME`` or ``runs/run-<time>``), ``name``, ``max_iterations``, ``token_budget``,
-  ``skip_tests``, ``candidates``, ``sandbox`` (``"bwrap"``, ``"docker"``, ``"none"``), ``memory_mb``,
+  ``skip_tests``, ``candidates``, ``sample_fixes``, ``sandbox`` (``"bwrap"``, ``"docker"``, ``"none"``), ``memory_mb``,
   ``cpu_seconds``, ``timeout``, ``network``, ``env``, ``python``, ``reuse``,
   ``code_in_fences``, ``tests_see_code``, ``trace_values``, ``units``, ``no_plan``, ``base_packages``,
   ``system_prompt``, ``schema``;

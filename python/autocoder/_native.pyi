@@ -90,6 +90,7 @@ def generate(
     token_budget: int | None = None,
     skip_tests: bool = False,
     candidates: int = 1,
+    sample_fixes: int = 0,
     sandbox: str = "bwrap",
     memory_mb: int = 4096,
     cpu_seconds: int = 120,

@@ -23,14 +23,20 @@ use crate::result::GenerateResult;
 /// Sample rows a profile keeps (the command line's default without `--sample-rows`).
 const PROFILE_ROWS: usize = 20;
 
-/// The run's name is a plain file name and `candidates` a number of scripts from 1 to 8.
-fn check_run(name: Option<&str>, candidates: u32) -> Result<(), Error> {
+/// The run's name is a plain file name, `candidates` a number of scripts from 1 to 8 and
+/// `sample_fixes` a number of fixes up to 5.
+fn check_run(name: Option<&str>, candidates: u32, sample_fixes: u32) -> Result<(), Error> {
     if let Some(name) = name {
         autocoder_loop::options::check_run_name(name)?;
     }
     if !(1..=8).contains(&candidates) {
         return Err(Error::Invalid(format!(
             "candidates={candidates}: give a number of scripts from 1 to 8"
+        )));
+    }
+    if sample_fixes > 5 {
+        return Err(Error::Invalid(format!(
+            "sample_fixes={sample_fixes}: give a number of fixes from 0 to 5"
         )));
     }
     Ok(())
@@ -51,7 +57,7 @@ fn sandbox_backend(sandbox: &str) -> Result<Backend, Error> {
     prompt, *, samples = None, inputs = None, outputs = None, constraints = None,
     model = None, api_base = None, api_key_env = None, temperature = None, max_tokens = None,
     seed = None, request_timeout = 600, model_cache = "auto", run_dir = None, name = None,
-    max_iterations = 10, token_budget = None, skip_tests = false, candidates = 1, sandbox = "bwrap",
+    max_iterations = 10, token_budget = None, skip_tests = false, candidates = 1, sample_fixes = 0, sandbox = "bwrap",
     memory_mb = 4096, cpu_seconds = 120, timeout = 180, network = false, env = None,
     python = None, reuse = false, code_in_fences = false, tests_see_code = false,
     trace_values = false, units = false, no_plan = false, base_packages = None, system_prompt = None, schema = None, progress = None, cancel = None,
@@ -82,6 +88,7 @@ pub(crate) fn generate(
     token_budget: Option<u64>,
     skip_tests: bool,
     candidates: u32,
+    sample_fixes: u32,
     sandbox: &str,
     memory_mb: u64,
     cpu_seconds: u64,
@@ -110,7 +117,7 @@ pub(crate) fn generate(
                     .to_owned(),
             )
         })?;
-    check_run(name.as_deref(), candidates)?;
+    check_run(name.as_deref(), candidates, sample_fixes)?;
     let out = run_dir.unwrap_or_else(|| autocoder_loop::options::default_run_dir(name.as_deref()));
     let out = std::path::absolute(&out).unwrap_or(out);
     let backend = sandbox_backend(sandbox)?;
@@ -124,7 +131,7 @@ pub(crate) fn generate(
         .map(|(sample, value)| Ok((Data::extract(&sample, &value)?, sample)))
         .collect::<PyResult<Vec<_>>>()?;
     // Frames become `RUN_DIR/samples/NAME.parquet`, written without the GIL.
-    let sample_files = py.detach(|| {
+    let written_samples = py.detach(|| {
         given
             .into_iter()
             .map(|(data, name)| {
@@ -138,7 +145,7 @@ pub(crate) fn generate(
         prompt,
         schema_text: schema,
         constraints: constraints.unwrap_or_default(),
-        samples: sample_files,
+        samples: written_samples,
         inputs: declarations(inputs)?,
         outputs: declarations(outputs)?,
         system_prompt,
@@ -150,6 +157,7 @@ pub(crate) fn generate(
             token_budget,
             skip_tests,
             candidates,
+            sample_fixes,
         },
         out_dir: out.clone(),
         sandbox: SandboxOptions {

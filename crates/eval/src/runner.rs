@@ -52,6 +52,8 @@ pub struct EvalOptions {
     pub prompting: Prompting,
     /// Scripts written per new version of the code (`--candidates`).
     pub candidates: u32,
+    /// Code fixes for a script that fails on the samples before its tests (`--sample-fixes`).
+    pub sample_fixes: u32,
     /// Sample rows shown per dataset.
     pub sample_rows: usize,
     /// Prompt templates overriding the built-in ones.
@@ -96,6 +98,9 @@ struct Settings<'a> {
     /// Absent at 1, so evals written before it existed resume unchanged.
     #[serde(skip_serializing_if = "is_one")]
     candidates: u32,
+    /// Absent at 0, so evals written before it existed resume unchanged.
+    #[serde(skip_serializing_if = "is_zero")]
+    sample_fixes: u32,
     sample_rows: usize,
     prompts_dir: Option<&'a Path>,
     sandbox: &'static str,
@@ -107,6 +112,11 @@ struct Settings<'a> {
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
 fn is_one(value: &u32) -> bool {
     *value == 1
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }
 
 impl EvalOptions {
@@ -123,6 +133,7 @@ impl EvalOptions {
             task_timeout_seconds: self.task_timeout.as_secs(),
             prompting: &self.prompting,
             candidates: self.candidates,
+            sample_fixes: self.sample_fixes,
             sample_rows: self.sample_rows,
             prompts_dir: self.prompts_dir.as_deref(),
             sandbox: self.sandbox.backend.name(),
@@ -236,6 +247,7 @@ fn generate_options(task: &Task, options: &EvalOptions, run_dir: &Path) -> Gener
             token_budget: options.token_budget,
             skip_tests: options.skip_tests,
             candidates: options.candidates,
+            sample_fixes: options.sample_fixes,
         },
         out_dir: run_dir.to_path_buf(),
         sandbox: options.sandbox.clone(),
@@ -494,7 +506,7 @@ mod tests {
     use super::*;
 
     /// `eval.json` keeps the prompt-shaping settings flat: `tests_see_code` and
-    /// `code_in_fences` always, the others only when set.
+    /// `code_in_fences` always, the others (and `sample_fixes`) only when set.
     #[test]
     fn prompting_settings_are_flat_and_the_later_ones_absent_when_off() {
         let mut options = EvalOptions {
@@ -510,11 +522,18 @@ mod tests {
             sandbox: SandboxOptions::default(),
             prompting: Prompting::default(),
             candidates: 1,
+            sample_fixes: 0,
             sample_rows: 20,
             prompts_dir: None,
             agent: None,
         };
-        let later = ["trace_values", "units", "no_plan", "model_profile"];
+        let later = [
+            "trace_values",
+            "units",
+            "no_plan",
+            "model_profile",
+            "sample_fixes",
+        ];
         let settings = options.settings();
         assert_eq!(settings["tests_see_code"], false);
         assert_eq!(settings["code_in_fences"], false);
@@ -525,8 +544,10 @@ mod tests {
         assert!(settings.get("prompting").is_none(), "{settings}");
         options.prompting.units = true;
         options.prompting.model_profile = Some(autocoder_loop::ProfileName::Small);
+        options.sample_fixes = 2;
         let settings = options.settings();
         assert_eq!(settings["units"], true);
+        assert_eq!(settings["sample_fixes"], 2);
         assert_eq!(settings["model_profile"], "small");
         assert!(settings.get("no_plan").is_none(), "{settings}");
     }

@@ -279,6 +279,7 @@ fn step_name(action: &Action) -> &'static str {
         Action::RunTests => "run tests",
         Action::WriteCandidates { .. } => "candidates",
         Action::RunCandidates { .. } => "run candidates",
+        Action::TrySamples { .. } => "try samples",
         Action::TestCandidates { .. } => "test candidates",
         Action::Diagnose { .. } => "diagnose",
         Action::FixCode { .. } => "fix code",

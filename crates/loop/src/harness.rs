@@ -133,6 +133,20 @@ pub(crate) struct TracedHarness {
     pub(crate) tracer: String,
 }
 
+/// The name of the runner a try on the samples runs `solution.py` under
+/// ([`where_runner`]).
+pub const WHERE_RUNNER_FILE: &str = "_autocoder_where.py";
+
+/// The runner (`_autocoder_where.py`) a try on the samples runs `solution.py` under: as
+/// `python solution.py ARGS` would, printing the traceback of an exception the script caught
+/// before it stops with a message, so a fix sees the line that raised it.
+pub fn where_runner(prompts: &Prompts) -> Result<String, LoopError> {
+    Ok(prompts.render(
+        "harness/where.py.j2",
+        json!({"file_name": WHERE_RUNNER_FILE}),
+    )?)
+}
+
 /// The name of the tracer the harness runs `solution.py` under when it traces values.
 pub const TRACER_FILE: &str = "_autocoder_trace.py";
 

@@ -308,6 +308,12 @@ pub enum Action {
         /// The scripts, in candidate order.
         scripts: Vec<String>,
     },
+    /// Run the current script on the samples, before any test is written; answer with
+    /// [`Event::SamplesTried`].
+    TrySamples {
+        /// The script.
+        script: String,
+    },
     /// Run the tests against each script; answer with [`Event::CandidatesTested`].
     TestCandidates {
         /// The scripts (one per group of candidates that agree), largest group first.
@@ -424,6 +430,11 @@ pub enum Event {
     CandidatesRan {
         /// Them.
         outputs: Vec<CandidateOutput>,
+    },
+    /// What the script of [`Action::TrySamples`] did on the samples.
+    SamplesTried {
+        /// It.
+        output: CandidateOutput,
     },
     /// The tests' run against each script of [`Action::TestCandidates`], in its order.
     CandidatesTested {

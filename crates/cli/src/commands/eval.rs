@@ -13,7 +13,7 @@ use autocoder_eval::{
 use autocoder_loop::Prompting;
 
 use crate::cli::GlobalArgs;
-use crate::commands::generate::{ModelArgs, SandboxArgs, parse_model_profile};
+use crate::commands::generate::{ModelArgs, SandboxArgs};
 use crate::output::write_stdout;
 
 /// `autocoder eval ...`
@@ -67,48 +67,23 @@ pub(crate) struct EvalArgs {
 }
 
 /// What the loop's prompts show and ask for (as `generate`'s flags of the same names).
-#[allow(clippy::struct_excessive_bools)] // independent flags, each read by its name
 #[derive(Debug, clap::Args)]
 pub(crate) struct EvalPromptingArgs {
-    /// Ask for code and tests as Markdown blocks (as `generate --code-in-fences`).
-    #[arg(long)]
-    code_in_fences: bool,
-    /// Show the script to the test writer.
-    #[arg(long)]
-    tests_see_code: bool,
-    /// Show failing tests' diagnoses and fixes the values the script computed (a tracer).
-    #[arg(long)]
-    trace_values: bool,
-    /// One function per declared output in the code step's skeleton (as `generate --units`).
-    #[arg(long, conflicts_with = "agent")]
-    units: bool,
-    /// Write the first script without a plan (as `generate --no-plan`).
-    #[arg(long, conflicts_with = "agent")]
-    no_plan: bool,
+    #[command(flatten)]
+    flags: crate::commands::prompting::PromptingFlags,
     /// Scripts written per new version of the code (as `generate --candidates`).
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
     candidates: u32,
-    /// What the loop does for a kind of model: `small` (1.5B-class local models: code as
-    /// Markdown blocks, repairs of their slips such as `eif`, a second ask for tests that type
-    /// expected values by hand, a script skeleton to fill in), `guarded` (all of that with code
-    /// inside JSON), `capable` (none of it; only when named). Default: chosen by the model's
-    /// name: a size up to 14B (`qwen2.5-coder-1.5b`) is small, any other model guarded.
-    /// `--code-in-fences` adds code blocks to any profile.
-    #[arg(long, value_name = "NAME", value_parser = parse_model_profile)]
-    model_profile: Option<autocoder_loop::ProfileName>,
+    /// Code fixes for a script that fails on the samples before its tests are written (as
+    /// `generate --sample-fixes`).
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=5), conflicts_with = "agent")]
+    sample_fixes: u32,
 }
 
 impl EvalPromptingArgs {
     /// How the flags shape the prompts.
     fn prompting(&self) -> Prompting {
-        Prompting {
-            tests_see_code: self.tests_see_code,
-            trace_values: self.trace_values,
-            units: self.units,
-            no_plan: self.no_plan,
-            code_in_fences: self.code_in_fences,
-            model_profile: self.model_profile,
-        }
+        self.flags.prompting()
     }
 }
 
@@ -179,6 +154,7 @@ pub(crate) async fn run(args: EvalArgs, global: &GlobalArgs) -> anyhow::Result<i
         sandbox: args.sandbox.options()?,
         prompting: args.prompting.prompting(),
         candidates: args.prompting.candidates,
+        sample_fixes: args.prompting.sample_fixes,
         sample_rows: args.sample_rows,
         prompts_dir: args.prompts_dir.clone(),
         agent: args.agent.settings(),

@@ -10,9 +10,7 @@ use autocoder_llm::{CallParams, LlmClient, LlmConfig, ModelSpec};
 use autocoder_loop::request::{Declaration, Sample};
 use autocoder_loop::rundir::GenerationResult;
 use autocoder_loop::session::Limits;
-use autocoder_loop::{
-    CacheMode, GenerateOptions, ProfileName, Progress, Prompting, SandboxOptions, generate,
-};
+use autocoder_loop::{CacheMode, GenerateOptions, Progress, Prompting, SandboxOptions, generate};
 use autocoder_sandbox::Backend;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -171,6 +169,11 @@ pub(crate) struct GenerateArgs {
     /// other candidates'). A diagnosis after that sees what the other groups computed.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
     candidates: u32,
+    /// Before any test is written, run the script on the samples; when it crashes there or
+    /// writes an output not of its declared type, ask for up to N code fixes from what the run
+    /// printed (0: no such run).
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=5), conflicts_with = "agent")]
+    sample_fixes: u32,
     /// Stop when the calls have used this many tokens (input plus output).
     #[arg(long, value_name = "TOKENS")]
     token_budget: Option<u64>,
@@ -196,7 +199,6 @@ pub(crate) struct GenerateArgs {
 }
 
 /// How the prompts are written and what the model is asked to answer in.
-#[allow(clippy::struct_excessive_bools)] // independent flags, each read by its name
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct PromptArgs {
     /// Replace the system prompt's persona (the ground rules stay); `@FILE` reads a file.
@@ -214,49 +216,8 @@ pub(crate) struct PromptArgs {
     /// A directory of prompt templates overriding the built-in ones by name.
     #[arg(long, value_name = "DIR")]
     prompts_dir: Option<PathBuf>,
-    /// Show the script to the test writer (by default it writes the tests from the task, the
-    /// data and the contract alone).
-    #[arg(long)]
-    tests_see_code: bool,
-    /// When a test fails, show its diagnosis and fix what the script's lines computed (each name
-    /// bound or changed, with its type, shape and first values), not only the error: test runs
-    /// run the script under a tracer.
-    #[arg(long)]
-    trace_values: bool,
-    /// Make the script skeleton the code step fills in one function per declared output, each
-    /// returning that output's value (written by the skeleton's `main`), instead of one
-    /// `compute` for everything. Only where the model profile gives a skeleton (`small`,
-    /// `guarded`); not with `--agent`.
-    #[arg(long, conflicts_with = "agent")]
-    units: bool,
-    /// Write the first script without asking the model for a plan first (one call fewer; the
-    /// plans of 1.5B-class models add steps the task never asked for). Not with `--agent`.
-    #[arg(long, conflicts_with = "agent")]
-    no_plan: bool,
-    /// Ask for the script and the tests as Markdown code blocks instead of JSON strings (small
-    /// local models write valid Python far more often that way; packages then come from the
-    /// script's imports), whatever the model profile.
-    #[arg(long)]
-    code_in_fences: bool,
-    /// What the loop does for a kind of model: `small` (1.5B-class local models: code as
-    /// Markdown blocks, repairs of their slips such as `eif`, a second ask for tests that type
-    /// expected values by hand, a script skeleton to fill in), `guarded` (all of that with code
-    /// inside JSON), `capable` (none of it; only when named). Default: chosen by the model's
-    /// name: a size up to 14B (`qwen2.5-coder-1.5b`) is small, any other model guarded.
-    /// `--code-in-fences` adds code blocks to any profile.
-    #[arg(long, value_name = "NAME", value_parser = parse_model_profile)]
-    model_profile: Option<ProfileName>,
-}
-
-/// A `--model-profile` name.
-pub(crate) fn parse_model_profile(name: &str) -> Result<ProfileName, String> {
-    ProfileName::from_name(name).ok_or_else(|| {
-        let names: Vec<&str> = ProfileName::ALL.iter().map(|p| p.name()).collect();
-        format!(
-            "`{name}` is not a model profile; one of {}",
-            names.join(", ")
-        )
-    })
+    #[command(flatten)]
+    flags: crate::commands::prompting::PromptingFlags,
 }
 
 /// Sandbox settings, shared by `generate` and `run`.
@@ -406,14 +367,7 @@ impl PromptArgs {
 
     /// How the flags shape the prompts.
     fn prompting(&self) -> Prompting {
-        Prompting {
-            tests_see_code: self.tests_see_code,
-            trace_values: self.trace_values,
-            units: self.units,
-            no_plan: self.no_plan,
-            code_in_fences: self.code_in_fences,
-            model_profile: self.model_profile,
-        }
+        self.flags.prompting()
     }
 }
 
@@ -471,6 +425,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
             token_budget: args.token_budget,
             skip_tests: args.skip_tests,
             candidates: args.candidates,
+            sample_fixes: args.sample_fixes,
         },
         out_dir: out.clone(),
         sandbox: args.sandbox.options()?,

@@ -16,6 +16,7 @@ pub(crate) mod generate;
 pub(crate) mod input;
 pub(crate) mod policy;
 pub(crate) mod profile;
+pub(crate) mod prompting;
 pub(crate) mod resume;
 pub(crate) mod run;
 pub(crate) mod sandbox;

@@ -138,7 +138,7 @@ fn agent_flags_need_agent_mode() {
 }
 
 #[test]
-fn units_and_no_plan_are_the_pipelines_and_refused_with_agent_mode() {
+fn units_no_plan_and_sample_fixes_are_the_pipelines_and_refused_with_agent_mode() {
     let dir = tempfile::tempdir().unwrap();
     for (command, flag) in [
         ("generate", "--units"),
@@ -146,8 +146,13 @@ fn units_and_no_plan_are_the_pipelines_and_refused_with_agent_mode() {
         ("generate", "--no-plan"),
         ("eval", "--no-plan"),
         ("eval", "--skip-tests"),
+        ("generate", "--sample-fixes"),
+        ("eval", "--sample-fixes"),
     ] {
         let mut args = vec![command, "--agent", flag, "--model", "openai/x"];
+        if flag == "--sample-fixes" {
+            args.insert(3, "2");
+        }
         if command == "generate" {
             args.extend(["--prompt", "x"]);
         } else {

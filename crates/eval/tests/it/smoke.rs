@@ -80,6 +80,7 @@ fn options(server: &ScriptedServer, out: &std::path::Path) -> EvalOptions {
         sandbox: suite::sandbox(),
         prompting: Prompting::default(),
         candidates: 1,
+        sample_fixes: 0,
         sample_rows: 10,
         prompts_dir: None,
         agent: None,

@@ -74,7 +74,7 @@ impl Driver<'_> {
             let output = self
                 .journal
                 .memo("candidate_run", &key, async {
-                    Box::pin(self.run_on_samples(env.clone(), &root)).await
+                    Box::pin(self.run_on_samples(env.clone(), &root, None)).await
                 })
                 .await?;
             outputs.push(output);
@@ -82,15 +82,24 @@ impl Driver<'_> {
         Ok(Event::CandidatesRan { outputs })
     }
 
-    /// Runs `root/solution.py` on the samples and says what it computed.
-    async fn run_on_samples(
+    /// Runs `root/solution.py` on the samples and says what it computed; under `runner` (a file
+    /// beside it that runs it) when one is given.
+    pub(super) async fn run_on_samples(
         &self,
         env: autocoder_sandbox::Env,
         root: &Path,
+        runner: Option<&Path>,
     ) -> Result<CandidateOutput, LoopError> {
         let script = root.join("solution.py");
         let code = std::fs::read_to_string(&script).unwrap_or_default();
-        let mut spec = RunSpec::new(env, &script, root)?;
+        let mut spec = match runner {
+            Some(runner) => {
+                let mut spec = RunSpec::new(env, runner, root)?;
+                spec.support_files.push(script.clone());
+                spec
+            }
+            None => RunSpec::new(env, &script, root)?,
+        };
         spec.limits = self.options.sandbox.limits;
         spec.network = self.options.sandbox.network;
         spec.outputs_arg = outputs_arg(&code);

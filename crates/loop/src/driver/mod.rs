@@ -5,6 +5,7 @@
 mod candidates;
 pub(crate) mod environment;
 mod run_report;
+mod samples;
 mod test_run;
 mod write;
 
@@ -123,6 +124,7 @@ impl Driver<'_> {
                 self.write_candidates(session, notes, count).await
             }
             Action::RunCandidates { scripts } => self.run_candidates(session, &scripts).await,
+            Action::TrySamples { script } => self.try_samples(session, &script).await,
             Action::TestCandidates { scripts } => self.test_candidates(session, &scripts).await,
             Action::PrepareEnvironment {
                 packages,
@@ -236,5 +238,6 @@ fn routed_json(failure: &RoutedFailure) -> serde_json::Value {
         "evidence": failure.evidence,
         "fix": failure.fix,
         "reclassified": failure.reclassified_from.is_some_and(|from| from != failure.kind),
+        "sample_run": failure.test_id == crate::session::SAMPLE_RUN_ID,
     })
 }

@@ -15,6 +15,16 @@ pub struct Limits {
     /// grouped by what they computed, and the one passing the most tests kept. 1 writes one.
     #[serde(default = "one")]
     pub candidates: u32,
+    /// Code fixes spent, before any test is written, on a script that fails when run on the
+    /// samples (`--sample-fixes`): a crash or an output of the wrong type needs no test to be
+    /// known wrong. 0 runs no such check.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sample_fixes: u32,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }
 
 fn one() -> u32 {
@@ -28,6 +38,7 @@ impl Default for Limits {
             token_budget: None,
             skip_tests: false,
             candidates: 1,
+            sample_fixes: 0,
         }
     }
 }

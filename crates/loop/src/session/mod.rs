@@ -5,6 +5,9 @@
 //!
 //! The rules:
 //! - plan, then code, then the environment, then tests written without seeing the code;
+//! - with `sample_fixes` above 0, the script is first run on the samples: one that crashes
+//!   there or writes an output not of its declared type gets a code fix (at most
+//!   `sample_fixes` of them) before any test is written;
 //! - with `candidates` above 1, each new script is several: run on the samples and grouped by
 //!   what they computed, the tests run against each group's script, the one passing the most
 //!   is kept, and its diagnosis sees what the other groups computed;
@@ -34,11 +37,13 @@ mod fixes;
 mod handback;
 mod limits;
 mod runs;
+mod samples;
 mod state;
 #[cfg(test)]
 mod tests;
 
 pub use limits::Limits;
+pub use samples::SAMPLE_RUN_ID;
 pub use state::{CONTRACT_TEST_FILE, Session};
 
 pub use crate::protocol::{

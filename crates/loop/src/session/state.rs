@@ -101,6 +101,8 @@ pub struct Session {
     pub(super) selection: Option<super::candidates::Selection>,
     /// Every script a test run ran and how it did: a failed generation hands back the best.
     pub(super) tested: Vec<super::handback::Tested>,
+    /// The tries on the samples before the tests (`limits.sample_fixes`).
+    pub(super) samples: super::samples::SampleTries,
 }
 
 /// Where the plan stands: the first script waits for it unless it is skipped (`--no-plan`).
@@ -155,6 +157,7 @@ impl Session {
             changes_before_first_run: Vec::new(),
             selection: None,
             tested: Vec::new(),
+            samples: super::samples::SampleTries::default(),
         }
     }
 
@@ -254,6 +257,9 @@ impl Session {
         if let Some(action) = self.selection_action() {
             return action;
         }
+        if let Some(action) = self.sample_action() {
+            return action;
+        }
         if self.limits.skip_tests {
             return self.finish(true, "tests skipped on request".to_owned());
         }
@@ -346,6 +352,7 @@ impl Session {
                 self.on_candidates_written(candidates);
             }
             Event::CandidatesRan { outputs } => self.on_candidates_ran(outputs),
+            Event::SamplesTried { output } => self.on_samples_tried(&output),
             Event::CandidatesTested { runs } => self.on_candidates_tested(&runs),
             Event::TestsRan(run) => self.on_tests_ran(&run),
             Event::Diagnosed { diagnoses, usage } => {

@@ -1082,6 +1082,37 @@ async fn without_a_plan_the_first_call_writes_the_script() {
     assert!(result.plan.is_none(), "{result:#?}");
 }
 
+/// `--sample-fixes`: a script that crashes on the samples is fixed from the crash before the
+/// tests are written, and the fix prompt shows the crash, not tests.
+#[tokio::test]
+async fn a_script_crashing_on_the_samples_is_fixed_before_the_tests_are_written() {
+    let crashing = r#"float(row["quantity"]) * float(row["price"])"#;
+    let f = fixture(vec![
+        plan(),
+        code(&script(crashing)),
+        edit_fix(r#"row["quantity"]"#, r#"row["qty"]"#),
+        test_file(&tests("25.5")),
+    ])
+    .await;
+    let mut options = f.options();
+    options.limits.sample_fixes = 2;
+    let result = f.generate(&options).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps(), ["plan", "code", "fix_code", "tests"]);
+    assert_eq!(result.iterations.len(), 1, "{result:#?}");
+    let fix = f.server.requests()[2].body.to_string();
+    assert!(fix.contains("No test has been written yet"), "{fix}");
+    assert!(fix.contains("KeyError"), "{fix}");
+    assert!(!fix.contains("The tests (`test_solution.py`)"), "{fix}");
+    // Each try ran in a directory of its own, the crashing script first.
+    let tried = |k: u32| {
+        std::fs::read_to_string(f.dir.path().join(format!("run/samples/{k}/solution.py")))
+            .unwrap_or_default()
+    };
+    assert!(tried(1).contains("quantity"), "{}", tried(1));
+    assert!(!tried(2).contains("quantity"), "{}", tried(2));
+}
+
 #[tokio::test]
 async fn invalid_json_from_the_model_is_repaired() {
     let f = fixture(vec![

@@ -405,3 +405,75 @@ fn the_contract_test_expects_the_same_outputs_from_a_quoted_copy_of_a_csv_sample
         "{stdout}"
     );
 }
+
+/// A script that catches an exception and stops with its message, as the skeleton does.
+const CATCHING: &str = r#"
+import argparse, sys
+
+def compute(rows):
+    table = {"qty": rows}
+    return table["price"]
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, required=True)
+    args = parser.parse_args()
+    if args.rows == 0:
+        sys.exit(0)
+    try:
+        compute(args.rows)
+    except (KeyError, ValueError) as err:
+        sys.exit(f"error: {err}")
+
+if __name__ == "__main__":
+    main()
+"#;
+
+/// The runner a try on the samples uses: the script runs with its own arguments, and when it
+/// stops with a message while handling an exception, the traceback names the line that raised
+/// it; a plain exit status prints nothing more.
+#[test]
+#[allow(clippy::disallowed_methods)] // the runner under real Python is the point of this test
+fn the_where_runner_shows_the_line_behind_a_caught_exception() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = Prompts::embedded().unwrap();
+    let runner = autocoder_loop::harness::where_runner(&prompts).unwrap();
+    let runner_path = dir.path().join(autocoder_loop::harness::WHERE_RUNNER_FILE);
+    std::fs::write(&runner_path, runner).unwrap();
+    std::fs::write(dir.path().join("solution.py"), CATCHING).unwrap();
+    let run = |rows: &str| {
+        Command::new(python())
+            .arg(&runner_path)
+            .args(["--rows", rows])
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let out = run("3");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("error: 'price'"), "{stderr}");
+    assert!(
+        stderr.contains("solution.py\", line 6, in compute"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("return table[\"price\"]"), "{stderr}");
+    assert!(stderr.contains("KeyError: 'price'"), "{stderr}");
+    let out = run("0");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Arguments the script does not take fail in the script's own parser, under its name.
+    let out = Command::new(python())
+        .arg(&runner_path)
+        .arg("--nope")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("solution.py: error"), "{stderr}");
+}

@@ -860,6 +860,39 @@ fn the_diagnosis_and_both_fixes_begin_with_the_same_report_of_the_run() {
     }
 }
 
+/// `--sample-fixes`: the fix of a script that failed on the samples before any test was
+/// written shows the run's output under "What failed", no tests block and no diagnosis.
+#[test]
+fn the_fix_of_a_failure_on_the_samples_shows_no_tests_and_no_diagnosis() {
+    let prompts = Prompts::embedded().unwrap();
+    let view = task();
+    let failure = json!({
+        "test_id": autocoder_loop::session::SAMPLE_RUN_ID,
+        "outcome": "failed",
+        "output": "it exited with 1:\nKeyError: 'revenue'",
+        "trace": null,
+        "evidence": "",
+        "fix": "",
+        "reclassified": false,
+        "sample_run": true,
+    });
+    let mut run = run_of(&[&failure], &[]);
+    run["tests"] = json!("");
+    let context = json!({"run": run, "failures": [failure], "rejected": [], "whole_script": true});
+    let prompt = render(&prompts, "loop/fix_code.j2", &view, context).unwrap();
+    for part in [
+        "What failed:",
+        "KeyError: 'revenue'",
+        "No test has been written yet",
+        "print('hi')",
+    ] {
+        assert!(prompt.contains(part), "{part} missing from {prompt}");
+    }
+    for absent in ["test_solution.py", "These tests did not pass", "Diagnosis:"] {
+        assert!(!prompt.contains(absent), "{absent} in {prompt}");
+    }
+}
+
 /// A task with a file and an int input and an output of every kind, its units skeleton asked
 /// for; `empty.csv` has the columns the task lists.
 fn units_view() -> TaskView {

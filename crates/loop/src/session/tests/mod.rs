@@ -3,6 +3,7 @@
 mod candidates;
 mod handback;
 mod install_failures;
+mod samples;
 mod system_packages;
 
 use super::*;
