@@ -239,11 +239,15 @@ def test_a_bad_request_fails_before_any_call(tmp_path: Path) -> None:
         )
     with pytest.raises(autocoder.AutocoderError, match="give model="):
         autocoder.generate(prompt="p", run_dir=tmp_path / "run")
-    with pytest.raises(autocoder.AutocoderError, match=r"candidates=0: give a number of scripts from 1 to 8"):
-        autocoder.generate(
-            prompt="p",
-            model="openai/scripted",
-            api_base="http://127.0.0.1:9",
-            run_dir=tmp_path / "run",
-            candidates=0,
-        )
+    for option, message in [
+        ({"candidates": 0}, r"candidates=0: give a number of scripts from 1 to 8"),
+        ({"sample_fixes": 9}, r"sample_fixes=9: give a number of fixes from 0 to 5"),
+    ]:
+        with pytest.raises(autocoder.AutocoderError, match=message):
+            autocoder.generate(
+                prompt="p",
+                model="openai/scripted",
+                api_base="http://127.0.0.1:9",
+                run_dir=tmp_path / "run",
+                **option,
+            )

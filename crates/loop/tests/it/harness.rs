@@ -408,9 +408,13 @@ fn the_contract_test_expects_the_same_outputs_from_a_quoted_copy_of_a_csv_sample
 
 /// A script that catches an exception and stops with its message, as the skeleton does.
 const CATCHING: &str = r#"
-import argparse, sys
+import argparse, json, sys
 
 def compute(rows):
+    if rows == 2:
+        return json.loads("{")
+    if rows == 4:
+        return 1 / 0
     table = {"qty": rows}
     return table["price"]
 
@@ -454,11 +458,29 @@ fn the_where_runner_shows_the_line_behind_a_caught_exception() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("error: 'price'"), "{stderr}");
     assert!(
-        stderr.contains("solution.py\", line 6, in compute"),
+        stderr.contains("solution.py\", line 10, in compute"),
         "{stderr}"
     );
     assert!(stderr.contains("return table[\"price\"]"), "{stderr}");
     assert!(stderr.contains("KeyError: 'price'"), "{stderr}");
+    // Raised inside a library: solution.py's line shows, the library's frames do not.
+    let out = run("2");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("solution.py\", line 6, in compute"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("json.loads(\"{\")"), "{stderr}");
+    assert!(stderr.contains("JSONDecodeError"), "{stderr}");
+    assert!(!stderr.contains("decoder.py"), "{stderr}");
+    // Not caught by the script: reported the same way, with Python's exit status.
+    let out = run("4");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("return 1 / 0"), "{stderr}");
+    assert!(stderr.contains("ZeroDivisionError"), "{stderr}");
+    assert!(!stderr.contains("runpy"), "{stderr}");
     let out = run("0");
     assert_eq!(out.status.code(), Some(0));
     assert!(
