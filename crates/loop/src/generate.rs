@@ -217,6 +217,7 @@ async fn run(
         journal: &journal,
         contract: &contract,
         conftest: render_conftest(&prompts, &contract, options)?,
+        where_runner: crate::harness::where_runner(&prompts)?,
         traced: render_traced_harness(&prompts, &contract, options)?,
         contract_test: render_contract_test(
             &prompts,

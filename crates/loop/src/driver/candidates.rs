@@ -58,28 +58,51 @@ impl Driver<'_> {
         session: &Session,
         scripts: &[String],
     ) -> Result<Event, LoopError> {
-        let Some(env) = self.env.clone() else {
-            return Err(LoopError::InvalidRequest(
-                "candidates were to run before the environment was built".to_owned(),
-            ));
-        };
+        let env = self.built_env("candidates were to run")?;
         let number = session.runs() + 1;
         let mut outputs = Vec::new();
         for (index, code) in scripts.iter().enumerate() {
             let dir = format!("candidates/{number}/{}", index + 1);
-            self.run_dir
-                .write(&format!("{dir}/solution.py"), code.as_bytes())?;
-            let root = self.work_dir(&dir)?;
-            let key = crate::journal::digest(&[code, &env.id.0]);
-            let output = self
-                .journal
-                .memo("candidate_run", &key, async {
-                    Box::pin(self.run_on_samples(env.clone(), &root, None)).await
-                })
-                .await?;
-            outputs.push(output);
+            outputs.push(self.run_once(&env, &dir, code, None).await?);
         }
         Ok(Event::CandidatesRan { outputs })
+    }
+
+    /// Writes `script` as `dir/solution.py` (with `runner` beside it, when given, to run it
+    /// under) and runs it on the samples; journaled, so a resumed run does not run the same
+    /// script in the same environment again.
+    pub(super) async fn run_once(
+        &self,
+        env: &autocoder_sandbox::Env,
+        dir: &str,
+        script: &str,
+        runner: Option<&str>,
+    ) -> Result<CandidateOutput, LoopError> {
+        self.run_dir
+            .write(&format!("{dir}/solution.py"), script.as_bytes())?;
+        if let Some(runner) = runner {
+            self.run_dir.write(
+                &format!("{dir}/{}", crate::harness::WHERE_RUNNER_FILE),
+                runner.as_bytes(),
+            )?;
+        }
+        let root = self.work_dir(dir)?;
+        let runner_path = runner.map(|_| root.join(crate::harness::WHERE_RUNNER_FILE));
+        let (kind, key) = match runner {
+            Some(runner) => (
+                "sample_run",
+                crate::journal::digest(&[script, &env.id.0, runner]),
+            ),
+            None => (
+                "candidate_run",
+                crate::journal::digest(&[script, &env.id.0]),
+            ),
+        };
+        self.journal
+            .memo(kind, &key, async {
+                Box::pin(self.run_on_samples(env.clone(), &root, runner_path.as_deref())).await
+            })
+            .await
     }
 
     /// Runs `root/solution.py` on the samples and says what it computed; under `runner` (a file

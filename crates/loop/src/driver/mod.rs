@@ -43,6 +43,8 @@ pub(crate) struct Driver<'a> {
     pub(crate) journal: &'a Journal,
     pub(crate) contract: &'a Contract,
     pub(crate) conftest: String,
+    /// The runner a script is tried on the samples under (`--sample-fixes`).
+    pub(crate) where_runner: String,
     /// The harness test runs use instead when values are traced.
     pub(crate) traced: Option<crate::harness::TracedHarness>,
     pub(crate) contract_test: Option<String>,
@@ -65,6 +67,13 @@ pub(crate) struct Driver<'a> {
 }
 
 impl Driver<'_> {
+    /// The environment built for the script; `what` says what was to happen before it was.
+    fn built_env(&self, what: &str) -> Result<Env, LoopError> {
+        self.env.clone().ok_or_else(|| {
+            LoopError::InvalidRequest(format!("{what} before the environment was built"))
+        })
+    }
+
     /// The imports of `code` and the distributions they need (journaled: a resumed run does
     /// not start Python again for a version of the script it analysed before).
     async fn imports(&self, code: &str, local: &[&str]) -> Result<ImportAnalysis, LoopError> {

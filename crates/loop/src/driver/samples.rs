@@ -15,27 +15,10 @@ impl Driver<'_> {
         session: &Session,
         script: &str,
     ) -> Result<Event, LoopError> {
-        let Some(env) = self.env.clone() else {
-            return Err(LoopError::InvalidRequest(
-                "the script was to run on the samples before the environment was built".to_owned(),
-            ));
-        };
+        let env = self.built_env("the script was to run on the samples")?;
         let dir = format!("samples/{}", session.sample_tries() + 1);
-        self.run_dir
-            .write(&format!("{dir}/solution.py"), script.as_bytes())?;
-        let runner = crate::harness::where_runner(self.steps.prompts)?;
-        self.run_dir.write(
-            &format!("{dir}/{}", crate::harness::WHERE_RUNNER_FILE),
-            runner.as_bytes(),
-        )?;
-        let root = self.work_dir(&dir)?;
-        let runner_path = root.join(crate::harness::WHERE_RUNNER_FILE);
-        let key = crate::journal::digest(&[script, &env.id.0, &runner]);
         let output = self
-            .journal
-            .memo("sample_run", &key, async {
-                Box::pin(self.run_on_samples(env.clone(), &root, Some(&runner_path))).await
-            })
+            .run_once(&env, &dir, script, Some(&self.where_runner))
             .await?;
         Ok(Event::SamplesTried { output })
     }

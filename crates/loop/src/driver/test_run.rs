@@ -104,11 +104,7 @@ impl Driver<'_> {
 
     /// The test session of `code` and `tests` with the harness, on the samples.
     fn pytest_spec(&self, code: &str, tests: &str) -> Result<PytestSpec, LoopError> {
-        let Some(env) = self.env.clone() else {
-            return Err(LoopError::InvalidRequest(
-                "tests were to run before the environment was built".to_owned(),
-            ));
-        };
+        let env = self.built_env("tests were to run")?;
         let conftest = self
             .traced
             .as_ref()

@@ -5,10 +5,8 @@
 //! candidates, which run on the samples anyway); after `sample_fixes` fixes the tests take
 //! over.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
-
 use super::Session;
+use super::state::hash_of;
 use crate::protocol::{
     Action, CandidateOutput, FailedTest, FailureKind, RoutedFailure, TestOutcome,
 };
@@ -25,12 +23,6 @@ pub(super) struct SampleTries {
     tries: u32,
     /// Fixes asked for so far.
     fixes: u32,
-}
-
-fn script_hash(code: &str) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    code.hash(&mut hasher);
-    hasher.finish()
 }
 
 impl Session {
@@ -50,7 +42,7 @@ impl Session {
             return None;
         }
         let code = self.code.as_ref()?;
-        if self.samples.tried == Some(script_hash(code)) {
+        if self.samples.tried == Some(hash_of(code)) {
             return None;
         }
         Some(Action::TrySamples {
@@ -60,7 +52,7 @@ impl Session {
 
     pub(super) fn on_samples_tried(&mut self, output: &CandidateOutput) {
         let Some(code) = &self.code else { return };
-        self.samples.tried = Some(script_hash(code));
+        self.samples.tried = Some(hash_of(code));
         self.samples.tries += 1;
         if output.ok || output.not_runnable {
             return;

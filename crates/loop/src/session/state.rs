@@ -435,10 +435,13 @@ impl Session {
     }
 
     pub(super) fn fingerprint(&self) -> u64 {
-        let mut hasher = DefaultHasher::new();
-        self.code.hash(&mut hasher);
-        self.tests.hash(&mut hasher);
-        self.packages.hash(&mut hasher);
-        hasher.finish()
+        hash_of(&(&self.code, &self.tests, &self.packages))
     }
+}
+
+/// A hash of `value`, for telling whether something was seen before within one session.
+pub(super) fn hash_of<T: Hash + ?Sized>(value: &T) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
 }
