@@ -33,7 +33,8 @@ Functions:
   and ``_repr_html_()`` (the report inside a notebook).
 - ``generate(prompt, *, samples, inputs, outputs, constraints, model, **options) -> Result``:
   ``autocoder generate`` with keyword arguments. A data frame sample is written as
-  ``RUN_DIR/samples/NAME.parquet``. Types are names (``"int"``, ``"file"``) or Python types
+  ``RUN_DIR/samples/NAME.parquet``. ``sample_args`` gives a declared non-file input the value
+  it takes on the samples (``{"gap": 30}``, like ``--sample-arg gap=30``). Types are names (``"int"``, ``"file"``) or Python types
   (``int``, ``float``, ``str``, ``bool``, ``datetime``, ``timedelta``, ``pathlib.Path``). The
   options mirror the command line's flags: ``api_base``, ``api_key_env``, ``temperature``,
   ``max_tokens``, ``seed``, ``request_timeout``, ``model_cache``, ``run_dir`` (default

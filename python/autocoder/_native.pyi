@@ -73,6 +73,7 @@ def generate(
     prompt: str,
     *,
     samples: dict[str, Data] | None = None,
+    sample_args: dict[str, object] | None = None,
     inputs: dict[str, IoTypeName] | None = None,
     outputs: dict[str, IoTypeName] | None = None,
     constraints: Sequence[str] | None = None,

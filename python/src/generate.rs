@@ -51,10 +51,20 @@ fn sandbox_backend(sandbox: &str) -> Result<Backend, Error> {
     })
 }
 
+/// `sample_args` as the command line writes them: each value by `str()` (`30`, `True`,
+/// `2024-05-01 13:45:00`, `0:01:30`), which the declared type then parses.
+fn argument_texts(given: Option<&Bound<'_, PyDict>>) -> PyResult<BTreeMap<String, String>> {
+    let mut texts = BTreeMap::new();
+    for (name, value) in given.into_iter().flat_map(PyDict::iter) {
+        texts.insert(name.extract::<String>()?, value.str()?.to_string());
+    }
+    Ok(texts)
+}
+
 /// Generates a tested script; see the package documentation for every option.
 #[pyfunction]
 #[pyo3(signature = (
-    prompt, *, samples = None, inputs = None, outputs = None, constraints = None,
+    prompt, *, samples = None, sample_args = None, inputs = None, outputs = None, constraints = None,
     model = None, api_base = None, api_key_env = None, temperature = None, max_tokens = None,
     seed = None, request_timeout = 600, model_cache = "auto", run_dir = None, name = None,
     max_iterations = 10, token_budget = None, skip_tests = false, candidates = 1, sample_fixes = 0, sandbox = "bwrap",
@@ -71,6 +81,7 @@ pub(crate) fn generate(
     py: Python<'_>,
     prompt: String,
     samples: Option<&Bound<'_, PyDict>>,
+    sample_args: Option<&Bound<'_, PyDict>>,
     inputs: Option<&Bound<'_, PyDict>>,
     outputs: Option<&Bound<'_, PyDict>>,
     constraints: Option<Vec<String>>,
@@ -146,6 +157,7 @@ pub(crate) fn generate(
         schema_text: schema,
         constraints: constraints.unwrap_or_default(),
         samples: written_samples,
+        sample_args: argument_texts(sample_args)?,
         inputs: declarations(inputs)?,
         outputs: declarations(outputs)?,
         system_prompt,

@@ -242,6 +242,10 @@ def test_a_bad_request_fails_before_any_call(tmp_path: Path) -> None:
     for option, message in [
         ({"candidates": 0}, r"candidates=0: give a number of scripts from 1 to 8"),
         ({"sample_fixes": 9}, r"sample_fixes=9: give a number of fixes from 0 to 5"),
+        (
+            {"inputs": {"gap": int}, "sample_args": {"gap": 2.5}},
+            r"sample argument `gap`: \"2.5\" is not a valid int",
+        ),
     ]:
         with pytest.raises(autocoder.AutocoderError, match=message):
             autocoder.generate(

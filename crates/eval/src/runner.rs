@@ -238,6 +238,7 @@ fn generate_options(task: &Task, options: &EvalOptions, run_dir: &Path) -> Gener
         constraints: task.spec.constraints.clone(),
         samples: task.samples(),
         inputs: task.inputs.clone(),
+        sample_args: task.spec.sample_args.clone(),
         outputs: task.outputs.clone(),
         system_prompt: None,
         base_packages: Vec::new(),

@@ -194,6 +194,11 @@ fn render_conftest_with(
         .map(|o| (o.name.as_str(), o.ty.name()))
         .collect();
     let input_names: Vec<&str> = contract.inputs.iter().map(|i| i.name.as_str()).collect();
+    let default_values: BTreeMap<&str, &str> = contract
+        .inputs
+        .iter()
+        .filter_map(|i| Some((i.name.as_str(), i.sample_value.as_deref()?)))
+        .collect();
     Ok(prompts.render(
         "harness/conftest.py.j2",
         json!({
@@ -201,6 +206,7 @@ fn render_conftest_with(
             "timeout_seconds": timeout,
             "output_types": output_types,
             "default_arguments": defaults,
+            "default_values": default_values,
             "input_names": input_names,
             "trace": trace,
             "trace_chars": TRACE_CHARS,
@@ -210,7 +216,8 @@ fn render_conftest_with(
 
 /// The harness's own test (`test_contract.py`): the script runs on the samples with no
 /// arguments and writes every declared output with its type. Only when every input has a
-/// sample to default to (a required scalar has no value to run with). Each "one row per key"
+/// sample or a sample value to default to (a required scalar without one has no value to run
+/// with). Each "one row per key"
 /// rule adds a test that counts the key in the sample and in the CSV written from it; each of
 /// `output_columns` (a CSV output whose columns the task lists), one that reads its header row;
 /// CSV samples add one that runs the script on copies with every non-empty field in double
@@ -221,7 +228,11 @@ pub(crate) fn render_contract_test(
     row_keys: &[crate::RowKey],
     output_columns: &[OutputColumns],
 ) -> Result<Option<String>, LoopError> {
-    if contract.inputs.iter().any(|i| i.mount.is_none()) {
+    if contract
+        .inputs
+        .iter()
+        .any(|i| i.mount.is_none() && i.sample_value.is_none())
+    {
         return Ok(None);
     }
     let csv_inputs: BTreeMap<&str, &str> = contract

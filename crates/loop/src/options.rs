@@ -1,6 +1,7 @@
 //! What a generation is asked to do, and with what limits: the library's equivalent of
 //! `autocoder generate`'s flags.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use autocoder_sandbox::Backend;
@@ -96,6 +97,9 @@ pub struct GenerateOptions {
     pub samples: Vec<Sample>,
     /// Declared inputs (`NAME:TYPE`).
     pub inputs: Vec<Declaration>,
+    /// The values declared non-file inputs take on the samples (`NAME=VALUE`): the script runs
+    /// on the samples with them, and the tests' runs default to them.
+    pub sample_args: BTreeMap<String, String>,
     /// Declared outputs (`NAME:TYPE`).
     pub outputs: Vec<Declaration>,
     /// Replaces the default persona of the system prompt (the ground rules stay).
@@ -135,7 +139,8 @@ impl GenerateOptions {
         if let Some(name) = &self.name {
             check_run_name(name)?;
         }
-        Contract::new(&self.inputs, &self.outputs, &self.samples)
+        Contract::new(&self.inputs, &self.outputs, &self.samples)?
+            .with_sample_args(&self.sample_args)
     }
 
     /// The model profile the generation uses: the one named, else the model's, with fences

@@ -2,7 +2,7 @@
 //! types, and sample files that become file inputs with their data as defaults. Everything here
 //! is checked before any model is called, so a typo costs nothing.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -139,6 +139,10 @@ pub struct Input {
     pub sample: Option<PathBuf>,
     /// Where the file is mounted in the sandbox (`/var/inputs/<name>.<ext>`), for file inputs.
     pub mount: Option<String>,
+    /// The value a non-file input takes on the samples (`--sample-arg NAME=VALUE`), as the
+    /// user wrote it: what the script runs with on the samples, and the tests' default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_value: Option<String>,
 }
 
 /// A validated output of the script, written to `/var/outputs/<name>`.
@@ -185,6 +189,7 @@ impl Contract {
                 ty: declaration.ty,
                 sample: None,
                 mount: None,
+                sample_value: None,
             });
         }
         let mut sample_names = BTreeSet::new();
@@ -213,6 +218,7 @@ impl Contract {
                     ty: IoType::File,
                     sample: Some(sample.path.clone()),
                     mount: Some(mount),
+                    sample_value: None,
                 }),
             }
         }
@@ -232,6 +238,38 @@ impl Contract {
             });
         }
         Ok(contract)
+    }
+
+    /// Gives declared non-file inputs the values they take on the samples (`name -> value`),
+    /// each checked against its input's type.
+    pub fn with_sample_args(mut self, args: &BTreeMap<String, String>) -> Result<Self, LoopError> {
+        let known: Vec<String> = self.inputs.iter().map(|i| i.name.clone()).collect();
+        for (name, value) in args {
+            let Some(input) = self.inputs.iter_mut().find(|i| &i.name == name) else {
+                let known = if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                };
+                return Err(invalid(format!(
+                    "sample argument `{name}`: the script has no input `{name}` (its inputs: {known}); declare it with --input {name}:TYPE"
+                )));
+            };
+            if is_path(input.ty) {
+                return Err(invalid(format!(
+                    "sample argument `{name}`: input `{name}` is a {}; give its sample as --sample {name}=PATH",
+                    input.ty.name()
+                )));
+            }
+            autocoder_sandbox::parse_output(name, input.ty, value).map_err(|err| {
+                invalid(format!(
+                    "sample argument `{name}`: {value:?} is not a valid {} ({err})",
+                    input.ty.name()
+                ))
+            })?;
+            input.sample_value = Some(value.clone());
+        }
+        Ok(self)
     }
 }
 
@@ -424,6 +462,43 @@ mod tests {
         assert_eq!(sales.mount.as_deref(), Some("/var/inputs/sales.gz"));
         assert_eq!(sales.sample.as_deref(), Some(path.as_path()));
         assert_eq!(contract.outputs[0].path, "/var/outputs/total");
+    }
+
+    #[test]
+    fn sample_args_give_scalar_inputs_their_value_on_the_samples() {
+        let args = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        let contract =
+            || Contract::new(&[decl("gap:int"), decl("day:datetime")], &[], &[]).unwrap();
+        let given = contract()
+            .with_sample_args(&args(&[("gap", "30")]))
+            .unwrap();
+        assert_eq!(given.inputs[0].sample_value.as_deref(), Some("30"));
+        assert_eq!(given.inputs[1].sample_value, None);
+        let err = error_of(contract().with_sample_args(&args(&[("gap", "thirty")])));
+        assert!(
+            err.contains("`gap`") && err.contains("\"thirty\" is not a valid int"),
+            "{err}"
+        );
+        let err = error_of(contract().with_sample_args(&args(&[("when", "2024-01-01")])));
+        assert!(
+            err.contains("no input `when`") && err.contains("gap, day"),
+            "{err}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.csv");
+        std::fs::write(&path, b"x\n1\n").unwrap();
+        let samples = vec![Sample {
+            name: "data".into(),
+            path,
+        }];
+        let with_file = Contract::new(&[], &[], &samples).unwrap();
+        let err = error_of(with_file.with_sample_args(&args(&[("data", "x.csv")])));
+        assert!(err.contains("--sample data=PATH"), "{err}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! directory out. A live line on stderr shows the iteration, step, time and tokens; the final
 //! summary goes to stderr too, and `--json` prints the result document on stdout.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -143,6 +144,10 @@ pub(crate) struct GenerateArgs {
     /// default; repeatable.
     #[arg(long = "sample", value_name = "NAME=PATH")]
     samples: Vec<String>,
+    /// The value a declared non-file input takes on the samples, `NAME=VALUE` (`gap=30`): the
+    /// script is tried on the samples with it, and the tests' runs default to it; repeatable.
+    #[arg(long = "sample-arg", value_name = "NAME=VALUE")]
+    sample_args: Vec<String>,
     /// An input of the script, `NAME:TYPE` (str, int, float, bool, datetime, timedelta, file,
     /// dir); repeatable.
     #[arg(long = "input", value_name = "NAME:TYPE")]
@@ -346,6 +351,23 @@ fn parse_cpus(text: &str) -> Result<u32, String> {
     Ok((cores * 1000.0).round() as u32)
 }
 
+/// `--sample-arg NAME=VALUE` flags by name; a name given twice is an error.
+fn sample_args(items: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut args = BTreeMap::new();
+    for text in items {
+        let Some((name, value)) = text.split_once('=') else {
+            bail!("--sample-arg {text}: write NAME=VALUE (for example gap=30)");
+        };
+        if args
+            .insert(name.trim().to_owned(), value.to_owned())
+            .is_some()
+        {
+            bail!("--sample-arg {text}: `{}` is given twice", name.trim());
+        }
+    }
+    Ok(args)
+}
+
 /// Sample rows a profile keeps when `--sample-rows` is not given.
 const DEFAULT_PROFILE_ROWS: usize = 20;
 /// Sample rows shown with `--context-tokens` alone.
@@ -393,6 +415,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
         .iter()
         .map(|text| text.parse().with_context(|| format!("--sample {text}")))
         .collect::<anyhow::Result<_>>()?;
+    let sample_args = sample_args(&args.sample_args)?;
     if let Some(name) = &args.name {
         autocoder_loop::options::check_run_name(name)?;
     }
@@ -409,6 +432,7 @@ pub(crate) async fn run(args: GenerateArgs, global: &GlobalArgs) -> anyhow::Resu
             .transpose()?,
         constraints: args.constraints.clone(),
         samples,
+        sample_args,
         inputs: parse("input", &args.inputs)?,
         outputs: parse("output", &args.outputs)?,
         system_prompt: args

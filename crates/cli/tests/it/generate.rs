@@ -136,6 +136,32 @@ fn a_bad_request_fails_before_any_model_call() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("result.csv"), "{stderr}");
+    // A value on the samples for an input that is not declared, or not of its type.
+    for (flags, expected) in [
+        (&["--sample-arg", "gap=30"][..], "no input `gap`"),
+        (
+            &["--input", "gap:int", "--sample-arg", "gap=soon"][..],
+            "\"soon\" is not a valid int",
+        ),
+        (&["--sample-arg", "gap"][..], "write NAME=VALUE"),
+    ] {
+        let mut args = vec![
+            "generate",
+            "--prompt",
+            "x",
+            "--model",
+            "openai/scripted",
+            "--api-base",
+            "http://127.0.0.1:9/v1",
+            "--api-key-env",
+            "SCRIPTED_KEY",
+        ];
+        args.extend_from_slice(flags);
+        let out = autocoder(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{flags:?}: {stderr}");
+    }
 }
 
 const PARQUET_SCRIPT: &str = r#"import argparse

@@ -130,13 +130,13 @@ impl Driver<'_> {
         spec.env_vars = self.options.sandbox.env_vars.iter().cloned().collect();
         spec.secrets.clone_from(&self.options.sandbox.secrets);
         for input in &self.contract.inputs {
-            let Some(sample) = input.sample.clone().filter(|_| input.ty == IoType::File) else {
+            let Some(value) = sample_of(input) else {
                 return Ok(CandidateOutput {
                     not_runnable: true,
                     ..not_run(&format!("not run: input `{}` has no sample", input.name))
                 });
             };
-            spec = spec.input(&input.name, Value::File(sample));
+            spec = spec.input(&input.name, value);
         }
         for output in &self.contract.outputs {
             spec = spec.output(&output.name, output.ty);
@@ -152,6 +152,15 @@ impl Driver<'_> {
         )
         .await?;
         Ok(describe(&outcome))
+    }
+}
+
+/// What `input` takes on the samples: its sample file, or the value `--sample-arg` gave it.
+fn sample_of(input: &crate::request::Input) -> Option<Value> {
+    match (input.ty, &input.sample, &input.sample_value) {
+        (IoType::File, Some(path), _) => Some(Value::File(path.clone())),
+        (IoType::File | IoType::Dir, _, _) | (_, _, None) => None,
+        (ty, _, Some(text)) => autocoder_sandbox::parse_output(&input.name, ty, text).ok(),
     }
 }
 

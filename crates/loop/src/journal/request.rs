@@ -1,6 +1,7 @@
 //! The journal's header: every option that shapes a generation, with secrets redacted, and the
 //! way back to [`GenerateOptions`] and [`LlmConfig`] for `autocoder resume`.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -32,6 +33,9 @@ pub struct RequestRecord {
     pub samples: Vec<Sample>,
     /// Declared inputs.
     pub inputs: Vec<Declaration>,
+    /// The values non-file inputs take on the samples.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sample_args: BTreeMap<String, String>,
     /// Declared outputs.
     pub outputs: Vec<Declaration>,
     /// The system prompt's persona.
@@ -192,6 +196,7 @@ impl RequestRecord {
             constraints: options.constraints.clone(),
             samples: options.samples.clone(),
             inputs: options.inputs.clone(),
+            sample_args: options.sample_args.clone(),
             outputs: options.outputs.clone(),
             system_prompt: options.system_prompt.clone(),
             base_packages: options.base_packages.clone(),
@@ -303,6 +308,7 @@ impl RequestRecord {
             constraints: self.constraints.clone(),
             samples: self.samples.clone(),
             inputs: self.inputs.clone(),
+            sample_args: self.sample_args.clone(),
             outputs: self.outputs.clone(),
             system_prompt: self.system_prompt.clone(),
             base_packages: self.base_packages.clone(),
@@ -386,6 +392,20 @@ mod tests {
             .unwrap();
         assert_eq!(back.sandbox.env_vars, options.sandbox.env_vars);
         assert_eq!(back.prompt, "p");
+    }
+
+    #[test]
+    fn sample_args_are_journaled_for_a_resume() {
+        let options = GenerateOptions {
+            prompt: "p".into(),
+            sample_args: [("gap".to_owned(), "30".to_owned())].into(),
+            ..GenerateOptions::default()
+        };
+        let llm = LlmConfig::new(ModelSpec::parse("openai/m").unwrap());
+        let json = serde_json::to_string(&RequestRecord::new(&options, &llm)).unwrap();
+        let record: RequestRecord = serde_json::from_str(&json).unwrap();
+        let back = record.options(&[], &|_| None).unwrap();
+        assert_eq!(back.sample_args, options.sample_args);
     }
 
     /// A request as journaled before the prompt-shaping flags were one [`Prompting`]: flat

@@ -1348,3 +1348,43 @@ async fn a_json_schema_text_spells_the_expected_report_with_its_keys() {
         r#"expected_summary = {\"total\": ..., \"by_region\": ...}"#,
     );
 }
+
+/// `--sample-arg`: a required non-file input given a value on the samples lets the script be
+/// tried there (here it crashes, and is fixed before any test), the prompts say the value,
+/// and the tests' runs default to it.
+#[tokio::test]
+async fn a_sample_arg_lets_a_script_with_a_scalar_input_run_on_the_samples() {
+    let with_factor = |expression: &str| {
+        script(expression)
+            .replace(
+                r#"parser.add_argument("--sales", required=True)"#,
+                "parser.add_argument(\"--sales\", required=True)\n    parser.add_argument(\"--factor\", type=float, required=True)",
+            )
+            .replace("str(total)", "str(total * args.factor)")
+    };
+    let crashing = r#"float(row["quantity"]) * float(row["price"])"#;
+    let f = fixture(vec![
+        plan(),
+        code(&with_factor(crashing)),
+        edit_fix(r#"row["quantity"]"#, r#"row["qty"]"#),
+        test_file(&tests("51.0")),
+    ])
+    .await;
+    let mut options = f.options();
+    options.inputs = vec!["factor:float".parse::<Declaration>().unwrap()];
+    options.sample_args = [("factor".to_owned(), "2".to_owned())].into();
+    options.limits.sample_fixes = 1;
+    let result = f.generate(&options).await;
+    assert!(result.success, "{result:#?}");
+    // Without the value the try would be "not runnable" and ask for no fix.
+    assert_eq!(f.steps(), ["plan", "code", "fix_code", "tests"]);
+    let code_prompt = f.server.requests()[1].body.to_string();
+    assert!(
+        code_prompt.contains("With the samples it is `2`."),
+        "{code_prompt}"
+    );
+    // The harness's own contract test ran too (every input has something to default to),
+    // beside the two tests of `test_solution.py`.
+    assert!(f.dir.path().join("run/test_contract.py").exists());
+    assert!(result.iterations[0].passed > 2, "{result:#?}");
+}

@@ -42,11 +42,11 @@ if __name__ == "__main__":
 "#;
 
 const TESTS: &str = r#"
-def test_defaults_come_from_the_sample(run_solution):
+def test_defaults_come_from_the_sample_and_the_sample_values(run_solution):
     result = run_solution()
     assert result.returncode == 0, result.stderr
     assert result.outputs["count"] == 3
-    assert result.outputs["scaled"] == 3.0
+    assert result.outputs["scaled"] == 6.0  # --scale 2, its value on the samples
     assert result.outputs["strict"] is False
     assert result.outputs["elapsed"].total_seconds() == 93784.5
     assert result.outputs["report.txt"] is None
@@ -114,6 +114,7 @@ fn harness_end_to_end(trace: bool) {
                 "output_types": {"count": "int", "scaled": "float", "strict": "bool",
                                  "elapsed": "timedelta", "report.txt": "file"},
                 "default_arguments": {"data": sample},
+                "default_values": {"scale": "2"},
                 "input_names": ["data", "strict", "scale"],
                 "trace": trace,
                 "trace_chars": 6000,
@@ -201,6 +202,7 @@ fn run_contract_test(
                 "timeout_seconds": 60,
                 "output_types": output_types,
                 "default_arguments": {input: sample},
+                "default_values": {},
                 "input_names": [input],
                 "trace": false,
             }),
