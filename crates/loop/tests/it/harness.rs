@@ -501,3 +501,34 @@ fn the_where_runner_shows_the_line_behind_a_caught_exception() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("solution.py: error"), "{stderr}");
 }
+
+/// A float output written as NaN or infinity on the samples fails the contract test; a number
+/// passes it.
+#[test]
+fn the_contract_test_refuses_a_float_output_that_is_not_a_number() {
+    for (written, passes) in [("2.5", true), ("nan", false), ("-inf", false)] {
+        let solution = format!(
+            r#"
+import argparse, pathlib
+parser = argparse.ArgumentParser()
+parser.add_argument("--readings", required=True)
+args = parser.parse_args()
+pathlib.Path(OUT, "mean").write_text("{written}")
+"#
+        );
+        let (stdout, passed, _) = run_contract_test(
+            "sensor_id,temp\nS1,1\n",
+            "readings",
+            &json!({"mean": "float"}),
+            |_| json!({"row_keys": [], "output_columns": [], "csv_inputs": {}}),
+            &solution,
+        );
+        assert_eq!(passed, passes, "{written}: {stdout}");
+        if !passes {
+            assert!(
+                stdout.contains("['mean'] on the sample data as NaN or infinity"),
+                "{written}: {stdout}"
+            );
+        }
+    }
+}
