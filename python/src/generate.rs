@@ -54,11 +54,10 @@ fn sandbox_backend(sandbox: &str) -> Result<Backend, Error> {
 /// `sample_args` as the command line writes them: each value by `str()` (`30`, `True`,
 /// `2024-05-01 13:45:00`, `0:01:30`), which the declared type then parses.
 fn argument_texts(given: Option<&Bound<'_, PyDict>>) -> PyResult<BTreeMap<String, String>> {
-    let mut texts = BTreeMap::new();
-    for (name, value) in given.into_iter().flat_map(PyDict::iter) {
-        texts.insert(name.extract::<String>()?, value.str()?.to_string());
-    }
-    Ok(texts)
+    items(given)?
+        .into_iter()
+        .map(|(name, value)| Ok((name, value.str()?.to_string())))
+        .collect()
 }
 
 /// Generates a tested script; see the package documentation for every option.
