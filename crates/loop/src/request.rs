@@ -261,13 +261,14 @@ impl Contract {
                     input.ty.name()
                 )));
             }
-            autocoder_sandbox::parse_output(name, input.ty, value).map_err(|err| {
+            let parsed = autocoder_sandbox::parse_output(name, input.ty, value).map_err(|err| {
                 invalid(format!(
                     "sample argument `{name}`: {value:?} is not a valid {} ({err})",
                     input.ty.name()
                 ))
             })?;
-            input.sample_value = Some(value.clone());
+            // As the sandbox passes it (`True` becomes `true`), so the tests' runs pass the same.
+            input.sample_value = Some(parsed.argv_text().unwrap_or_else(|| value.clone()));
         }
         Ok(self)
     }
@@ -472,13 +473,24 @@ mod tests {
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect()
         };
-        let contract =
-            || Contract::new(&[decl("gap:int"), decl("day:datetime")], &[], &[]).unwrap();
+        let contract = || {
+            Contract::new(
+                &[decl("gap:int"), decl("day:datetime"), decl("strict:bool")],
+                &[],
+                &[],
+            )
+            .unwrap()
+        };
         let given = contract()
             .with_sample_args(&args(&[("gap", "30")]))
             .unwrap();
         assert_eq!(given.inputs[0].sample_value.as_deref(), Some("30"));
         assert_eq!(given.inputs[1].sample_value, None);
+        // Written as the sandbox passes it to the script.
+        let strict = contract()
+            .with_sample_args(&args(&[("strict", "True")]))
+            .unwrap();
+        assert_eq!(strict.inputs[2].sample_value.as_deref(), Some("true"));
         let err = error_of(contract().with_sample_args(&args(&[("gap", "thirty")])));
         assert!(
             err.contains("`gap`") && err.contains("\"thirty\" is not a valid int"),
@@ -486,7 +498,7 @@ mod tests {
         );
         let err = error_of(contract().with_sample_args(&args(&[("when", "2024-01-01")])));
         assert!(
-            err.contains("no input `when`") && err.contains("gap, day"),
+            err.contains("no input `when`") && err.contains("gap, day, strict"),
             "{err}"
         );
         let dir = tempfile::tempdir().unwrap();

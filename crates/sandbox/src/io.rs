@@ -90,7 +90,7 @@ impl Value {
     }
 
     /// The argv text for a non-path value (`None` for files and directories, which are mounted).
-    pub(crate) fn argv_text(&self) -> Option<String> {
+    pub fn argv_text(&self) -> Option<String> {
         Some(match self {
             Self::Str(s) | Self::Datetime(s) => s.clone(),
             Self::Int(i) => i.to_string(),
