@@ -228,11 +228,7 @@ pub(crate) fn render_contract_test(
     row_keys: &[crate::RowKey],
     output_columns: &[OutputColumns],
 ) -> Result<Option<String>, LoopError> {
-    if contract
-        .inputs
-        .iter()
-        .any(|i| i.mount.is_none() && i.sample_value.is_none())
-    {
+    if contract.inputs.iter().any(|i| i.on_samples().is_none()) {
         return Ok(None);
     }
     let csv_inputs: BTreeMap<&str, &str> = contract

@@ -145,6 +145,18 @@ pub struct Input {
     pub sample_value: Option<String>,
 }
 
+impl Input {
+    /// What the input takes on the samples: its sample file, or the value `--sample-arg` gave
+    /// it; `None` when it has neither (a script needing it cannot run on the samples alone).
+    pub fn on_samples(&self) -> Option<autocoder_sandbox::Value> {
+        match (self.ty, &self.sample, &self.sample_value) {
+            (IoType::File, Some(path), _) => Some(autocoder_sandbox::Value::File(path.clone())),
+            (IoType::File | IoType::Dir, _, _) | (_, _, None) => None,
+            (ty, _, Some(text)) => autocoder_sandbox::parse_output(&self.name, ty, text).ok(),
+        }
+    }
+}
+
 /// A validated output of the script, written to `/var/outputs/<name>`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Output {

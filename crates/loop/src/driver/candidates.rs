@@ -11,7 +11,6 @@ use autocoder_sandbox::{RunOutcome, RunSpec, Value};
 use super::Driver;
 use crate::LoopError;
 use crate::protocol::{CandidateOutput, Event, Usage};
-use crate::request::IoType;
 use crate::run::outputs_arg;
 use crate::session::Session;
 use crate::steps::tail;
@@ -130,7 +129,7 @@ impl Driver<'_> {
         spec.env_vars = self.options.sandbox.env_vars.iter().cloned().collect();
         spec.secrets.clone_from(&self.options.sandbox.secrets);
         for input in &self.contract.inputs {
-            let Some(value) = sample_of(input) else {
+            let Some(value) = input.on_samples() else {
                 return Ok(CandidateOutput {
                     not_runnable: true,
                     ..not_run(&format!("not run: input `{}` has no sample", input.name))
@@ -152,15 +151,6 @@ impl Driver<'_> {
         )
         .await?;
         Ok(describe(&outcome))
-    }
-}
-
-/// What `input` takes on the samples: its sample file, or the value `--sample-arg` gave it.
-fn sample_of(input: &crate::request::Input) -> Option<Value> {
-    match (input.ty, &input.sample, &input.sample_value) {
-        (IoType::File, Some(path), _) => Some(Value::File(path.clone())),
-        (IoType::File | IoType::Dir, _, _) | (_, _, None) => None,
-        (ty, _, Some(text)) => autocoder_sandbox::parse_output(&input.name, ty, text).ok(),
     }
 }
 
