@@ -68,7 +68,8 @@ async fn run(
     let started = Instant::now();
     let request = &options.generate;
     check(options)?;
-    let contract = Contract::new(&request.inputs, &request.outputs, &request.samples)?;
+    // The pipeline's checks, `--sample-arg` values included.
+    let contract = request.check()?;
     let prompts = match &request.prompts_dir {
         Some(dir) => Prompts::with_overrides(dir)?,
         None => Prompts::embedded()?,

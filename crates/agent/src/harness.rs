@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use autocoder_loop::journal::{self, Journal, Line};
-use autocoder_loop::request::{Contract, IoType};
+use autocoder_loop::request::Contract;
 use autocoder_sandbox::{
     Env, EnvCache, EnvSpec, Input as SandboxInput, Limits, Outcome, PytestSpec, RunSpec, Sandbox,
     SandboxError, SourceFile, TestReport, Value,
@@ -228,11 +228,13 @@ impl Harness {
         spec.run_name.clone_from(&self.run_name);
         spec.extra_args = args.to_vec();
         spec.outputs_arg = autocoder_loop::run::outputs_arg(&solution);
+        // Each input at what it takes on the samples: its sample file or its `--sample-arg`
+        // value (arguments the model passes come after them and win).
         for input in &self.contract.inputs {
-            if let (IoType::File, Some(sample)) = (input.ty, &input.sample) {
+            if let Some(value) = input.on_samples() {
                 spec.inputs.push(SandboxInput {
                     name: input.name.clone(),
-                    value: Value::File(sample.clone()),
+                    value,
                 });
             }
         }

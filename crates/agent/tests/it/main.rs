@@ -79,7 +79,7 @@ impl Fixture {
         self.dir.path().join("run")
     }
 
-    fn client(&self) -> LlmClient {
+    pub(crate) fn client(&self) -> LlmClient {
         let mut config = LlmConfig::new(ModelSpec::parse(self.wire.model()).unwrap());
         config.api_base = Some(self.server.base_url());
         config.conversation_log = Some(self.run_dir().join("conversation.jsonl"));

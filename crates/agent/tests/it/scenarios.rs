@@ -620,3 +620,96 @@ async fn a_refused_call_repeated_is_refused_again_with_the_reason() {
         "{note}"
     );
 }
+
+const FILTERED: &str = r#"import argparse
+import csv
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sales", required=True)
+    parser.add_argument("--min_qty", type=int, required=True)
+    parser.add_argument("--outputs-dir", default="/var/outputs")
+    args = parser.parse_args()
+    with open(args.sales, newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if int(r["qty"]) >= args.min_qty]
+    total = sum(float(r["qty"]) * float(r["price"]) for r in rows)
+    with open(f"{args.outputs_dir}/total", "w") as handle:
+        handle.write(str(total))
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+const FILTERED_TESTS: &str = r#"import pytest
+
+
+def test_total_of_the_rows_kept(run_solution):
+    result = run_solution({})
+    assert result.returncode == 0, result.stderr
+    assert result.outputs["total"] == pytest.approx(3 * 2.5)
+"#;
+
+/// A required non-file input with a `--sample-arg` value: the agent's script runs on the samples
+/// get it, and so do the tests' runs and the harness's contract test.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sample_arg_reaches_the_agents_runs() {
+    let wire = Wire::Json;
+    let f = fixture(
+        wire,
+        vec![
+            act(
+                wire,
+                "write_file",
+                json!({"path": "solution.py", "text": FILTERED}),
+            ),
+            act(wire, "run_script", json!({"args": []})),
+            act(
+                wire,
+                "write_file",
+                json!({"path": "test_solution.py", "text": FILTERED_TESTS}),
+            ),
+            act(wire, "run_tests", json!({})),
+            act(wire, "finish", json!({"summary": "the rows kept"})),
+        ],
+    )
+    .await;
+    let mut options = f.options(5);
+    options.generate.inputs.push("min_qty:int".parse().unwrap());
+    options
+        .generate
+        .sample_args
+        .insert("min_qty".into(), "3".into());
+    let result = f.run(&options).await;
+    let ran = f.tool_records()[1]["result"].as_str().unwrap().to_owned();
+    assert!(
+        ran.contains("exit code: Some(0)") && ran.contains("7.5"),
+        "{ran}"
+    );
+    assert!(result.success, "{:?}", result.error);
+    // The harness's contract test is written only when every input has a value on the
+    // samples, and it passed (the run succeeded); the tests' runs default to the value.
+    assert!(f.run_dir().join("test_contract.py").is_file());
+    let conftest = std::fs::read_to_string(f.run_dir().join("conftest.py")).unwrap();
+    assert!(conftest.contains(r#""min_qty": "3""#), "{conftest}");
+}
+
+/// A `--sample-arg` of the wrong type is refused before any model call.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bad_sample_arg_is_refused_before_the_agent_starts() {
+    let wire = Wire::Json;
+    let f = fixture(wire, vec![act(wire, "list_files", json!({}))]).await;
+    let mut options = f.options(1);
+    options.generate.inputs.push("min_qty:int".parse().unwrap());
+    options
+        .generate
+        .sample_args
+        .insert("min_qty".into(), "three".into());
+    let err = autocoder_agent::generate_agent(&options, &f.client(), &|_| {})
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("min_qty") && err.contains("three"), "{err}");
+    assert!(f.server.requests().is_empty());
+}
