@@ -55,15 +55,19 @@ fn base_packages(options: &GenerateOptions, data: &data::DataContext) -> Vec<Str
     packages
 }
 
-/// The session of a request: its limits and base packages, and no plan step when the model
-/// profile has none (`--no-plan`).
+/// The session of a request: its limits and base packages, no plan step when the model
+/// profile has none (`--no-plan`), and with units (`--units`) a failure on the samples fixed in
+/// its unit alone.
 fn new_session(options: &GenerateOptions, data: &data::DataContext) -> Session {
-    let session = Session::new(options.limits, &base_packages(options, data));
-    if options.profile().plan {
-        session
-    } else {
-        session.without_plan()
+    let profile = options.profile();
+    let mut session = Session::new(options.limits, &base_packages(options, data));
+    if !profile.plan {
+        session = session.without_plan();
     }
+    if profile.units {
+        session = session.fixing_units();
+    }
+    session
 }
 
 /// Generates a tested script. The client should log its conversation into the run directory

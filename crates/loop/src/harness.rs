@@ -147,6 +147,24 @@ pub fn where_runner(prompts: &Prompts) -> Result<String, LoopError> {
     )?)
 }
 
+/// The heading the where-runner prints above solution.py's lines of a traceback.
+const WHERE_HEADING: &str = "Traceback (solution.py's lines only):";
+
+/// The function of `solution.py` an exception was raised in, as the where-runner's traceback
+/// on `stderr` shows it: its innermost named function (a generator expression or a lambda is
+/// part of the function around it); `None` at module level or without such a traceback.
+pub fn raised_in(stderr: &str) -> Option<String> {
+    let (_, traceback) = stderr.rsplit_once(WHERE_HEADING)?;
+    traceback
+        .lines()
+        .take_while(|line| line.starts_with(' ') || line.is_empty())
+        .filter(|line| line.trim_start().starts_with("File "))
+        .filter_map(|frame| frame.rsplit_once(", in ").map(|(_, name)| name.trim()))
+        .filter(|name| !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        .last()
+        .map(str::to_owned)
+}
+
 /// The name of the tracer the harness runs `solution.py` under when it traces values.
 pub const TRACER_FILE: &str = "_autocoder_trace.py";
 

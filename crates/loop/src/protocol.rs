@@ -221,6 +221,10 @@ pub struct RoutedFailure {
     /// What the script's lines computed in the failing test, when traced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// The one function of the script the fix may change (a unit a run on the samples failed
+    /// in, with `--units`); `None`: any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
 }
 
 /// One of several scripts written for the same plan (`--candidates`).
@@ -252,6 +256,10 @@ pub struct CandidateOutput {
     /// that computed different outputs still agree.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cells: Vec<u64>,
+    /// The function of the script the run's exception was raised in, when the run failed under
+    /// the where-runner and its traceback names one ([`crate::harness::raised_in`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_in: Option<String>,
 }
 
 /// Candidates that computed something else than the one the tests ran on, shown to the

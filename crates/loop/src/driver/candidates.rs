@@ -161,6 +161,7 @@ fn not_run(why: &str) -> CandidateOutput {
         summary: why.to_owned(),
         not_runnable: false,
         cells: Vec::new(),
+        failed_in: None,
     }
 }
 
@@ -182,7 +183,10 @@ fn describe(outcome: &RunOutcome) -> CandidateOutput {
                     None => "it was killed".to_owned(),
                 }
             };
-            return not_run(&format!("{how}:\n{}", tail(&outcome.stderr, SUMMARY_CHARS)));
+            return CandidateOutput {
+                failed_in: crate::harness::raised_in(&outcome.stderr),
+                ..not_run(&format!("{how}:\n{}", tail(&outcome.stderr, SUMMARY_CHARS)))
+            };
         }
     };
     let mut canonical = String::new();
@@ -201,6 +205,7 @@ fn describe(outcome: &RunOutcome) -> CandidateOutput {
         summary: cut(summary.trim_end(), SUMMARY_CHARS),
         not_runnable: false,
         cells,
+        failed_in: None,
     }
 }
 

@@ -248,5 +248,6 @@ fn routed_json(failure: &RoutedFailure) -> serde_json::Value {
         "fix": failure.fix,
         "reclassified": failure.reclassified_from.is_some_and(|from| from != failure.kind),
         "sample_run": failure.test_id == crate::session::SAMPLE_RUN_ID,
+        "function": failure.function,
     })
 }

@@ -198,6 +198,8 @@ impl Driver<'_> {
         let current = session.code().unwrap_or_default().to_owned();
         let fences = self.steps.task.code_in_fences;
         let whole_script = fences || current.lines().count() <= WHOLE_SCRIPT_LINES;
+        // The one function a failure lets the fix change (a unit that failed on the samples).
+        let scope = failures.iter().find_map(|f| f.function.as_deref());
         let failures: Vec<_> = failures.iter().map(routed_json).collect();
         let run = run_report(session, session.diagnosed(), &passing);
         let prompts = self.steps.prompts;
@@ -219,13 +221,16 @@ impl Driver<'_> {
                 Some(code) if !code.trim().is_empty() => FixAnswer::WholeScript(code),
                 _ => FixAnswer::Edits(&answer.edits),
             };
-            let edits = match vet::code::fix_edits(&current, form, &mut sent_back) {
+            let mut edits = match vet::code::fix_edits(&current, form, &mut sent_back) {
                 Verdict::Accept(edits) => edits,
                 Verdict::AskAgain(note) => {
                     rejected.push(note.render(prompts)?);
                     continue;
                 }
             };
+            if let Some(function) = scope {
+                edits = vet::code::kept_to(&current, edits, function);
+            }
             let edits: Vec<Edit> = edits
                 .into_iter()
                 .map(|e| Edit {

@@ -85,6 +85,24 @@ pub fn definitions_and_imports(answer: &str) -> (Vec<FunctionPatch>, Vec<String>
     (definitions, imports)
 }
 
+/// `fixed` kept to the one function `function` of `script`: `script` with `fixed`'s version of
+/// that function, the functions `fixed` adds and its imports, and every other function of
+/// `script` as it was. `None` when `fixed` has no function of that name.
+pub fn keep_to_function(script: &str, fixed: &str, function: &str) -> Option<String> {
+    let (ours, _) = definitions_and_imports(script);
+    let (theirs, imports) = definitions_and_imports(fixed);
+    if !theirs.iter().any(|d| d.name == function) {
+        return None;
+    }
+    let kept: Vec<String> = theirs
+        .into_iter()
+        .filter(|d| d.name == function || !ours.iter().any(|o| o.name == d.name))
+        .map(|d| d.source)
+        .collect();
+    let answer = format!("{}\n\n\n{}\n", imports.join("\n"), kept.join("\n\n\n"));
+    merge_into_script(script, &answer).ok()
+}
+
 /// `script` with the piece of `kind` replaced by `text`, or `text` added where it belongs.
 fn put(script: &str, kind: &Kind, text: &str) -> String {
     let lines: Vec<&str> = script.split_inclusive('\n').collect();
@@ -173,7 +191,7 @@ fn kind_of(line: &str) -> Kind {
 
 #[cfg(test)]
 mod tests {
-    use super::{definitions_and_imports, merge_into_script};
+    use super::{definitions_and_imports, keep_to_function, merge_into_script};
 
     const SCRIPT: &str = r#"import argparse
 import os
@@ -260,6 +278,35 @@ if __name__ == "__main__":
         assert_eq!(
             definitions[0].source,
             "@pytest.mark.slow\ndef test_main(run_solution, tmp_path):\n    lines = [\n        'a',\n    ]\n\n    assert lines"
+        );
+    }
+
+    /// A fix kept to one function: its new version of that function, a helper it adds and an
+    /// import stay; its rewrite of `main` (the argument parsing dropped) does not.
+    #[test]
+    fn a_fix_kept_to_one_function_leaves_the_others_as_they_were() {
+        let fixed = "import sys\n\n\ndef count(f):\n    return sum(1 for _ in f)\n\n\ndef compute(path):\n    with open(path) as f:\n        return count(f)\n\n\ndef main():\n    print(compute(sys.argv[1]))\n\n\nif __name__ == \"__main__\":\n    main()\n";
+        let kept = keep_to_function(SCRIPT, fixed, "compute").unwrap();
+        assert!(kept.contains("import os\nimport sys\n"), "{kept}");
+        assert!(
+            kept.contains("def count(f):\n    return sum(1 for _ in f)\n")
+                && kept.contains(
+                    "def compute(path):\n    with open(path) as f:\n        return count(f)\n"
+                ),
+            "{kept}"
+        );
+        assert!(
+            kept.contains("def main():\n    args = argparse.ArgumentParser().parse_args()\n    print(compute(args.path))\n"),
+            "main as it was: {kept}"
+        );
+        assert!(
+            !kept.contains("sys.argv") && !kept.contains("splitlines"),
+            "{kept}"
+        );
+        // A fix without the function: nothing to keep it to.
+        assert_eq!(
+            keep_to_function(SCRIPT, "def main():\n    pass\n", "compute"),
+            None
         );
     }
 }

@@ -43,7 +43,7 @@ mod state;
 mod tests;
 
 pub use limits::Limits;
-pub use samples::SAMPLE_RUN_ID;
+pub use samples::{SAMPLE_RUN_ID, SKELETON_FUNCTIONS};
 pub use state::{CONTRACT_TEST_FILE, Session};
 
 pub use crate::protocol::{

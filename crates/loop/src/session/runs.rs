@@ -172,6 +172,7 @@ impl Session {
                     .reclassified_from
                     .or((kind != verdict.kind).then_some(verdict.kind)),
                 trace: failure.trace.clone(),
+                function: None,
             };
             match route.kind {
                 FailureKind::Environment => {

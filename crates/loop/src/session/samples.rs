@@ -14,6 +14,12 @@ use crate::protocol::{
 /// The id the failure of a run on the samples goes by in the fix prompt and the history.
 pub const SAMPLE_RUN_ID: &str = "solution.py run on the samples";
 
+/// The functions the units skeleton writes itself (`templates/loop/_units.j2` and
+/// `_skeleton_io.j2`), which the model is told to keep: a failure raised in one of them is not
+/// fixed there alone (its cause is what a unit returned).
+pub const SKELETON_FUNCTIONS: [&str; 4] =
+    ["main", "write_rows", "default_outputs_dir", "parse_bool"];
+
 /// Where the tries on the samples stand.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct SampleTries {
@@ -23,9 +29,20 @@ pub(super) struct SampleTries {
     tries: u32,
     /// Fixes asked for so far.
     fixes: u32,
+    /// A failure is fixed in the function it was raised in alone (the script's units, with
+    /// `--units`): the fix may not change the rest of the script.
+    pub(super) in_units: bool,
 }
 
 impl Session {
+    /// The same session, fixing a failure on the samples in the function it was raised in
+    /// alone (`--units`: a unit is fixed on its own, the rest of the script kept as it is).
+    #[must_use]
+    pub fn fixing_units(mut self) -> Self {
+        self.samples.in_units = true;
+        self
+    }
+
     /// Times a script was run on the samples before the tests.
     pub fn sample_tries(&self) -> u32 {
         self.samples.tries
@@ -86,6 +103,10 @@ impl Session {
             kind: FailureKind::Logic,
             reclassified_from: None,
             trace: None,
+            function: output
+                .failed_in
+                .clone()
+                .filter(|f| self.samples.in_units && !SKELETON_FUNCTIONS.contains(&f.as_str())),
         }]);
     }
 }

@@ -65,6 +65,29 @@ pub(crate) fn fix_edits(
     }
 }
 
+/// A fix of a failure that names the one function it may change (a unit, with `--units`):
+/// rewritten to the whole script with that function as the fix has it, the functions and imports
+/// the fix adds, and every other function as it was. A fix that drops the function is kept as
+/// it is.
+pub(crate) fn kept_to(current: &str, edits: Vec<Edit>, function: &str) -> Vec<Edit> {
+    let fixed = crate::pysrc::edit::apply_edits(current, &edits).code;
+    match crate::pysrc::merge::keep_to_function(current, &fixed, function) {
+        Some(kept) => {
+            if kept != fixed {
+                tracing::info!(
+                    function,
+                    "the fix changed more than the failing unit; the rest is kept as it was"
+                );
+            }
+            vec![Edit {
+                find: current.to_owned(),
+                replace: kept,
+            }]
+        }
+        None => edits,
+    }
+}
+
 /// A fixed script that does not compile goes back once with the error before a test run is
 /// spent on it.
 pub(crate) fn fixed_script(syntax_error: Option<&str>, sent: &mut SentBack) -> Verdict {

@@ -1113,6 +1113,52 @@ async fn a_script_crashing_on_the_samples_is_fixed_before_the_tests_are_written(
     assert!(!tried(2).contains("quantity"), "{}", tried(2));
 }
 
+/// With `--units`, a crash on the samples is fixed in the function it was raised in alone: the
+/// fix prompt names that function, and a fix that also rewrites `main` keeps `main` as it was.
+#[tokio::test]
+async fn with_units_a_crash_on_the_samples_is_fixed_in_its_function_alone() {
+    let crashing = r#"float(row["quantity"]) * float(row["price"])"#;
+    let fix = Entry::step(
+        "fix_code",
+        Reply::Json(json!({
+            "edits": [
+                {"find": r#"row["quantity"]"#, "replace": r#"row["qty"]"#},
+                {
+                    "find": r#"parser.add_argument("--sales", required=True)"#,
+                    "replace": r#"parser.add_argument("--sales", default="sales.csv")"#,
+                },
+            ],
+            "packages": [],
+            "explanation": "the column is qty",
+        })),
+    );
+    let f = fixture(vec![
+        plan(),
+        code(&script(crashing)),
+        fix,
+        test_file(&tests("25.5")),
+    ])
+    .await;
+    let mut options = f.options();
+    options.limits.sample_fixes = 1;
+    options.prompting.units = true;
+    let result = f.generate(&options).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps(), ["plan", "code", "fix_code", "tests"]);
+    let fix = f.server.requests()[2].body.to_string();
+    assert!(fix.contains("It failed in `total_revenue`"), "{fix}");
+    assert!(
+        result
+            .solution
+            .contains(r#"float(row["qty"]) * float(row["price"])"#)
+            && result
+                .solution
+                .contains(r#"parser.add_argument("--sales", required=True)"#),
+        "{}",
+        result.solution
+    );
+}
+
 #[tokio::test]
 async fn invalid_json_from_the_model_is_repaired() {
     let f = fixture(vec![

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use autocoder_loop::harness::raised_in;
 use autocoder_prompts::Prompts;
 use serde_json::json;
 
@@ -417,6 +418,8 @@ def compute(rows):
         return json.loads("{")
     if rows == 4:
         return 1 / 0
+    if rows == 5:
+        return sum(int(x) for x in ["a"])
     table = {"qty": rows}
     return table["price"]
 
@@ -460,11 +463,12 @@ fn the_where_runner_shows_the_line_behind_a_caught_exception() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("error: 'price'"), "{stderr}");
     assert!(
-        stderr.contains("solution.py\", line 10, in compute"),
+        stderr.contains("solution.py\", line 12, in compute"),
         "{stderr}"
     );
     assert!(stderr.contains("return table[\"price\"]"), "{stderr}");
     assert!(stderr.contains("KeyError: 'price'"), "{stderr}");
+    assert_eq!(raised_in(&stderr).as_deref(), Some("compute"));
     // Raised inside a library: solution.py's line shows, the library's frames do not.
     let out = run("2");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -476,6 +480,7 @@ fn the_where_runner_shows_the_line_behind_a_caught_exception() {
     assert!(stderr.contains("json.loads(\"{\")"), "{stderr}");
     assert!(stderr.contains("JSONDecodeError"), "{stderr}");
     assert!(!stderr.contains("decoder.py"), "{stderr}");
+    assert_eq!(raised_in(&stderr).as_deref(), Some("compute"));
     // Not caught by the script: reported the same way, with Python's exit status.
     let out = run("4");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -483,8 +488,15 @@ fn the_where_runner_shows_the_line_behind_a_caught_exception() {
     assert!(stderr.contains("return 1 / 0"), "{stderr}");
     assert!(stderr.contains("ZeroDivisionError"), "{stderr}");
     assert!(!stderr.contains("runpy"), "{stderr}");
+    assert_eq!(raised_in(&stderr).as_deref(), Some("compute"));
+    // Raised in a generator expression: the function around it.
+    let out = run("5");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("in <genexpr>"), "{stderr}");
+    assert_eq!(raised_in(&stderr).as_deref(), Some("compute"));
     let out = run("0");
     assert_eq!(out.status.code(), Some(0));
+    assert_eq!(raised_in(&String::from_utf8_lossy(&out.stderr)), None);
     assert!(
         out.stderr.is_empty(),
         "{}",

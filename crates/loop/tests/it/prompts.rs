@@ -948,6 +948,16 @@ fn the_units_skeleton_has_a_function_per_output_and_writes_what_each_returns() {
     assert!(prompt.contains("one\nfunction for each output"), "{prompt}");
     let skeleton = code_skeleton(&prompts, &view);
     assert!(!skeleton.contains("def compute("), "{skeleton}");
+    // Its own functions are the ones a failure is not fixed in alone (`fixing_units`).
+    for line in skeleton.lines() {
+        if let Some(name) = line.strip_prefix("def ").and_then(|l| l.split('(').next()) {
+            assert!(
+                name.starts_with("compute_")
+                    || autocoder_loop::session::SKELETON_FUNCTIONS.contains(&name),
+                "{name} is neither a unit nor in SKELETON_FUNCTIONS"
+            );
+        }
+    }
     // Each output's function, filled in the way a model would (the tables come read).
     let bodies = [
         (

@@ -19,6 +19,7 @@ fn output(digest: &str) -> CandidateOutput {
         summary: format!("total = {digest}"),
         not_runnable: false,
         cells: Vec::new(),
+        failed_in: None,
     }
 }
 
@@ -37,6 +38,7 @@ fn crashed() -> CandidateOutput {
         summary: "exit 1: ZeroDivisionError".to_owned(),
         not_runnable: false,
         cells: Vec::new(),
+        failed_in: None,
     }
 }
 
@@ -47,6 +49,7 @@ fn not_runnable() -> CandidateOutput {
         summary: "not run: input `tz` has no sample".to_owned(),
         not_runnable: true,
         cells: Vec::new(),
+        failed_in: None,
     }
 }
 

@@ -36,6 +36,7 @@ fn tried(ok: bool, summary: &str) -> Event {
             summary: summary.into(),
             not_runnable: false,
             cells: Vec::new(),
+            failed_in: None,
         },
     }
 }
@@ -153,4 +154,34 @@ fn skipping_tests_still_fixes_a_crash_on_the_samples_first() {
     s.apply(tried(true, "total = 6"));
     let finish = expect_finish(&mut s);
     assert!(finish.success, "{finish:?}");
+}
+
+/// With units, a crash on the samples is fixed in the unit it was raised in alone; one raised in
+/// the skeleton's own functions, or without units, names no function.
+#[test]
+fn with_units_a_crash_names_the_unit_the_fix_may_change() {
+    let fix_of = |units: bool, raised: Option<&str>| {
+        let mut s = with_fixes(1);
+        if units {
+            s = s.fixing_units();
+        }
+        up_to_the_samples(&mut s);
+        let Event::SamplesTried { mut output } = tried(false, CRASH) else {
+            unreachable!()
+        };
+        output.failed_in = raised.map(str::to_owned);
+        s.apply(Event::SamplesTried { output });
+        let Action::FixCode { failures, .. } = s.next_action() else {
+            panic!("expected a code fix");
+        };
+        failures[0].function.clone()
+    };
+    assert_eq!(
+        fix_of(true, Some("compute_total")).as_deref(),
+        Some("compute_total")
+    );
+    assert_eq!(fix_of(true, Some("main")), None);
+    assert_eq!(fix_of(true, Some("write_rows")), None);
+    assert_eq!(fix_of(true, None), None);
+    assert_eq!(fix_of(false, Some("compute_total")), None);
 }
