@@ -621,35 +621,19 @@ async fn a_refused_call_repeated_is_refused_again_with_the_reason() {
     );
 }
 
-const FILTERED: &str = r#"import argparse
-import csv
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sales", required=True)
-    parser.add_argument("--min_qty", type=int, required=True)
-    parser.add_argument("--outputs-dir", default="/var/outputs")
-    args = parser.parse_args()
-    with open(args.sales, newline="") as handle:
-        rows = [r for r in csv.DictReader(handle) if int(r["qty"]) >= args.min_qty]
-    total = sum(float(r["qty"]) * float(r["price"]) for r in rows)
-    with open(f"{args.outputs_dir}/total", "w") as handle:
-        handle.write(str(total))
-
-
-if __name__ == "__main__":
-    main()
-"#;
-
-const FILTERED_TESTS: &str = r#"import pytest
-
-
-def test_total_of_the_rows_kept(run_solution):
-    result = run_solution({})
-    assert result.returncode == 0, result.stderr
-    assert result.outputs["total"] == pytest.approx(3 * 2.5)
-"#;
+/// The buggy script's rows kept from `--min_qty` on, and its total right.
+fn filtered() -> String {
+    BUGGY
+        .replace(
+            "    args = parser.parse_args()\n",
+            "    parser.add_argument(\"--min_qty\", type=int, required=True)\n    args = parser.parse_args()\n",
+        )
+        .replace(
+            "rows = list(csv.DictReader(handle))",
+            "rows = [r for r in csv.DictReader(handle) if int(r[\"qty\"]) >= args.min_qty]",
+        )
+        .replace(WRONG_LINE, RIGHT_LINE)
+}
 
 /// A required non-file input with a `--sample-arg` value: the agent's script runs on the samples
 /// get it, and so do the tests' runs and the harness's contract test.
@@ -662,13 +646,13 @@ async fn a_sample_arg_reaches_the_agents_runs() {
             act(
                 wire,
                 "write_file",
-                json!({"path": "solution.py", "text": FILTERED}),
+                json!({"path": "solution.py", "text": filtered()}),
             ),
             act(wire, "run_script", json!({"args": []})),
             act(
                 wire,
                 "write_file",
-                json!({"path": "test_solution.py", "text": FILTERED_TESTS}),
+                json!({"path": "test_solution.py", "text": TESTS.replace("3 * 2.5 + 2 * 4.0", "3 * 2.5")}),
             ),
             act(wire, "run_tests", json!({})),
             act(wire, "finish", json!({"summary": "the rows kept"})),
