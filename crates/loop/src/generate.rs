@@ -223,12 +223,7 @@ async fn run(
         conftest: render_conftest(&prompts, &contract, options)?,
         where_runner: crate::harness::where_runner(&prompts)?,
         traced: render_traced_harness(&prompts, &contract, options)?,
-        contract_test: render_contract_test(
-            &prompts,
-            &contract,
-            &data.row_keys,
-            &task.output_columns,
-        )?,
+        contract_test: render_contract_test(&prompts, &contract, &data, &task.output_columns)?,
         env: None,
         imports: Vec::new(),
         profile: options.profile(),

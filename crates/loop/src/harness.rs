@@ -50,7 +50,7 @@ pub fn contract_test(
     task: &str,
 ) -> Result<Option<String>, LoopError> {
     let columns = declared_columns(task, &contract.outputs);
-    render_contract_test(prompts, contract, &data.row_keys, &columns)
+    render_contract_test(prompts, contract, data, &columns)
 }
 
 /// The sample files pytest runs mount, by input name.
@@ -239,36 +239,52 @@ fn render_conftest_with(
 /// rule adds a test that counts the key in the sample and in the CSV written from it; each of
 /// `output_columns` (a CSV output whose columns the task lists), one that reads its header row;
 /// CSV samples add one that runs the script on copies with every non-empty field in double
-/// quotes (the same data) and expects the same outputs.
+/// quotes (the same data, with the delimiter the profiler found) and expects the same outputs.
 pub(crate) fn render_contract_test(
     prompts: &Prompts,
     contract: &Contract,
-    row_keys: &[crate::RowKey],
+    data: &DataContext,
     output_columns: &[OutputColumns],
 ) -> Result<Option<String>, LoopError> {
     if contract.inputs.iter().any(|i| i.on_samples().is_none()) {
         return Ok(None);
     }
-    let csv_inputs: BTreeMap<&str, &str> = contract
+    let csv_inputs: BTreeMap<&str, serde_json::Value> = contract
         .inputs
         .iter()
-        .filter_map(|input| Some((input.name.as_str(), input.mount.as_deref()?)))
-        .filter(|(_, mount)| delimited(mount))
+        .filter_map(|input| {
+            let mount = input.mount.as_deref()?;
+            let delimiter = delimiter_of(mount, data.profiles.get(&input.name))?;
+            Some((
+                input.name.as_str(),
+                json!({"path": mount, "delimiter": delimiter.to_string()}),
+            ))
+        })
         .collect();
     Ok(Some(prompts.render(
         "harness/test_contract.py.j2",
         json!({
             "outputs_dir": OUTPUTS_DIR,
-            "row_keys": row_keys,
+            "row_keys": data.row_keys,
             "output_columns": output_columns,
             "csv_inputs": csv_inputs,
         }),
     )?))
 }
 
-/// A sample the harness reads as CSV (or TSV) by its name.
-fn delimited(mount: &str) -> bool {
-    std::path::Path::new(mount)
-        .extension()
-        .is_some_and(|ext| ext.eq_ignore_ascii_case("csv") || ext.eq_ignore_ascii_case("tsv"))
+/// The delimiter of a sample the harness reads as CSV (or TSV) by its name: the one its
+/// profile found, else a tab for `.tsv` and a comma for `.csv`; `None` for any other file.
+fn delimiter_of(mount: &str, profile: Option<&autocoder_profile::Profile>) -> Option<char> {
+    let extension = std::path::Path::new(mount).extension()?;
+    let by_name = if extension.eq_ignore_ascii_case("tsv") {
+        '\t'
+    } else if extension.eq_ignore_ascii_case("csv") {
+        ','
+    } else {
+        return None;
+    };
+    Some(match profile {
+        Some(profile) if profile.format.is_csv() => char::from(profile.dialect.delimiter),
+        _ => by_name,
+    })
 }

@@ -360,7 +360,13 @@ fn quoted_run(sample_text: &str, rows: &str, names: &str) -> (String, bool, usiz
         sample_text,
         "orders",
         &json!({"total": "float", "names.txt": "file"}),
-        |sample| json!({"row_keys": [], "output_columns": [], "csv_inputs": {"orders": sample}}),
+        |sample| {
+            json!({
+                "row_keys": [],
+                "output_columns": [],
+                "csv_inputs": {"orders": {"path": sample, "delimiter": ","}},
+            })
+        },
         &ORDERS_SOLUTION
             .replace("ROWS", rows)
             .replace("NAMES", names),

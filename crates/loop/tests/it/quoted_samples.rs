@@ -100,3 +100,24 @@ async fn a_script_reading_csv_passes_the_quoted_copy_at_the_first_run() {
     let written = std::fs::read_to_string(f.dir.path().join("run/test_contract.py")).unwrap();
     assert!(written.contains("def test_reads_quoted_fields_of_the_csv_samples_as_the_same_data"));
 }
+
+/// A sample whose fields are separated by `;`: its quoted copy keeps the `;` (the delimiter the
+/// profiler found), so a script reading it right passes. A copy joined with commas would be one
+/// quoted field per line, and fail every correct script.
+#[tokio::test]
+async fn the_quoted_copy_of_a_semicolon_sample_keeps_its_delimiter() {
+    let by_semicolons = "for sensor, temp in list(csv.reader(handle, delimiter=\";\"))[1:]:";
+    let f = fixture(vec![
+        plan(),
+        code(&SUM_SCRIPT.replace("PARSE", by_semicolons)),
+        test_file(WEAK_TESTS),
+    ])
+    .await;
+    let options = options(&f);
+    std::fs::write(&options.samples[0].path, READINGS.replace(',', ";")).unwrap();
+    let result = f.generate(&options).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps(), ["plan", "code", "tests"]);
+    let written = std::fs::read_to_string(f.dir.path().join("run/test_contract.py")).unwrap();
+    assert!(written.contains(r#""delimiter": ";""#), "{written}");
+}
