@@ -41,7 +41,7 @@ Functions:
   ``runs/NAME`` or ``runs/run-<time>``), ``name``, ``max_iterations``, ``token_budget``,
   ``skip_tests``, ``candidates``, ``sample_fixes``, ``sandbox`` (``"bwrap"``, ``"docker"``, ``"none"``), ``memory_mb``,
   ``cpu_seconds``, ``timeout``, ``network``, ``env``, ``python``, ``reuse``,
-  ``code_in_fences``, ``tests_see_code``, ``trace_values``, ``units``, ``no_plan``, ``base_packages``,
+  ``code_in_fences``, ``tests_see_code``, ``trace_values``, ``units``, ``queries`` (``None``: the model profile's choice), ``no_plan``, ``base_packages``,
   ``system_prompt``, ``schema``;
   ``progress`` is called after each step with a dict (``iteration``, ``step``,
   ``elapsed_seconds``, ``tokens``, ``last_run``, ``packages``), the command line's live line.

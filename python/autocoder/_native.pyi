@@ -104,6 +104,7 @@ def generate(
     tests_see_code: bool = False,
     trace_values: bool = False,
     units: bool = False,
+    queries: bool | None = None,
     no_plan: bool = False,
     base_packages: Sequence[str] | None = None,
     system_prompt: str | None = None,

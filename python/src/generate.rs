@@ -69,7 +69,7 @@ fn argument_texts(given: Option<&Bound<'_, PyDict>>) -> PyResult<BTreeMap<String
     max_iterations = 10, token_budget = None, skip_tests = false, candidates = 1, sample_fixes = 0, sandbox = "bwrap",
     memory_mb = 4096, cpu_seconds = 120, timeout = 180, network = false, env = None,
     python = None, reuse = false, code_in_fences = false, tests_see_code = false,
-    trace_values = false, units = false, no_plan = false, base_packages = None, system_prompt = None, schema = None, progress = None, cancel = None,
+    trace_values = false, units = false, queries = None, no_plan = false, base_packages = None, system_prompt = None, schema = None, progress = None, cancel = None,
 ))]
 #[allow(
     clippy::too_many_arguments,
@@ -111,6 +111,7 @@ pub(crate) fn generate(
     tests_see_code: bool,
     trace_values: bool,
     units: bool,
+    queries: Option<bool>,
     no_plan: bool,
     base_packages: Option<Vec<String>>,
     system_prompt: Option<String>,
@@ -191,6 +192,7 @@ pub(crate) fn generate(
             tests_see_code,
             trace_values,
             units,
+            queries,
             no_plan,
             code_in_fences,
             model_profile: None,

@@ -91,8 +91,8 @@ struct Settings<'a> {
     skip_tests: bool,
     token_budget: Option<u64>,
     task_timeout_seconds: u64,
-    /// `tests_see_code` and `code_in_fences` always; `trace_values`, `units`, `no_plan` and
-    /// `model_profile` only when set, so evals written before they existed resume unchanged.
+    /// `tests_see_code` and `code_in_fences` always; `trace_values`, `units`, `queries`,
+    /// `no_plan` and `model_profile` only when set, so evals written before they existed resume unchanged.
     #[serde(flatten)]
     prompting: &'a Prompting,
     /// Absent at 1, so evals written before it existed resume unchanged.
@@ -531,6 +531,7 @@ mod tests {
         let later = [
             "trace_values",
             "units",
+            "queries",
             "no_plan",
             "model_profile",
             "sample_fixes",
@@ -544,10 +545,12 @@ mod tests {
         );
         assert!(settings.get("prompting").is_none(), "{settings}");
         options.prompting.units = true;
+        options.prompting.queries = Some(false);
         options.prompting.model_profile = Some(autocoder_loop::ProfileName::Small);
         options.sample_fixes = 2;
         let settings = options.settings();
         assert_eq!(settings["units"], true);
+        assert_eq!(settings["queries"], false);
         assert_eq!(settings["sample_fixes"], 2);
         assert_eq!(settings["model_profile"], "small");
         assert!(settings.get("no_plan").is_none(), "{settings}");

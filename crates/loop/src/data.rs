@@ -16,7 +16,7 @@ use autocoder_schema::{DataType, FileFormat, TableSchema, render_pandera};
 
 use crate::LoopError;
 use crate::output_rules::{RowKey, SampleColumns, about_an_output, one_row_per};
-use crate::prompt::{CheckView, DatasetView, RuleView};
+use crate::prompt::{CheckView, ColumnView, DatasetView, RuleView};
 use crate::request::{Contract, Output};
 use crate::test_rows::{ShownValues, test_rows};
 
@@ -162,19 +162,12 @@ pub async fn build(
             continue;
         };
         let profiled = profile_sample(sample, options.sample_rows).await?;
-        let mut numeric_columns = Vec::new();
-        let mut medians = BTreeMap::new();
+        let mut facts = TableFacts::default();
         let view_context = match profiled {
             Ok(profile) => {
                 let mut schema = profile.schema(&SchemaOptions::default());
                 schema.name.clone_from(&input.name);
-                numeric_columns = schema
-                    .columns
-                    .iter()
-                    .filter(|c| matches!(c.dtype, DataType::Integer | DataType::Float))
-                    .map(|c| c.name.clone())
-                    .collect();
-                medians = numeric_medians(&profile);
+                facts = table_facts(&schema, &profile);
                 let text = prompt_context(&profile, options.shown, samples);
                 tables.push(Tabular {
                     index: context.datasets.len(),
@@ -197,8 +190,10 @@ pub async fn build(
             checks: Vec::new(),
             file_name: mount.rsplit('/').next().unwrap_or(mount).to_owned(),
             first_lines: copyable_lines(sample, context.profiles.get(&input.name)),
-            numeric_columns,
-            medians,
+            numeric_columns: facts.numeric_columns,
+            medians: facts.medians,
+            columns: facts.columns,
+            csv_read_args: facts.csv_read_args,
         });
     }
     let read = read_rules(rules, &tables, &contract.outputs, client).await;
@@ -245,6 +240,59 @@ pub async fn build(
     }
     context.outcomes = read.into_iter().map(|(outcome, _)| outcome).collect();
     Ok(context)
+}
+
+/// What a dataset's view shows of a tabular sample, beyond its context text.
+#[derive(Default)]
+struct TableFacts {
+    numeric_columns: Vec<String>,
+    medians: BTreeMap<String, f64>,
+    columns: Vec<ColumnView>,
+    csv_read_args: Option<String>,
+}
+
+fn table_facts(schema: &TableSchema, profile: &Profile) -> TableFacts {
+    TableFacts {
+        numeric_columns: schema
+            .columns
+            .iter()
+            .filter(|c| matches!(c.dtype, DataType::Integer | DataType::Float))
+            .map(|c| c.name.clone())
+            .collect(),
+        medians: numeric_medians(profile),
+        columns: schema
+            .columns
+            .iter()
+            .map(|c| ColumnView {
+                name: c.name.clone(),
+                sql: crate::sql_name::sql_identifier(&c.name),
+                dtype: c.dtype.name().to_owned(),
+                pandas: c.dtype.pandas_read_dtype().map(str::to_owned),
+                format: c.dtype.is_temporal().then(|| {
+                    c.datetime_format
+                        .clone()
+                        .unwrap_or_else(|| "ISO8601".to_owned())
+                }),
+                utc: c.utc,
+            })
+            .collect(),
+        csv_read_args: csv_read_args_of(schema),
+    }
+}
+
+/// The arguments of `pd.read_csv` after the path for a CSV sample (`sep=","` left out, as
+/// pandas' default), `None` for another format.
+fn csv_read_args_of(schema: &TableSchema) -> Option<String> {
+    if schema.read.format != FileFormat::Csv {
+        return None;
+    }
+    let (layout, text) = autocoder_schema::csv_dialect_kwargs(schema);
+    let args: Vec<String> = layout
+        .into_iter()
+        .chain(text)
+        .filter(|arg| arg != "sep=\",\"")
+        .collect();
+    Some(args.join(", "))
 }
 
 /// The rules that stay text, each with its reason (none without a tabular sample: there was

@@ -36,6 +36,7 @@ pub mod run;
 pub mod rundir;
 mod schema_keys;
 pub mod session;
+mod sql_name;
 mod steps;
 mod test_rows;
 mod vet;

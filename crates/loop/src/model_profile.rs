@@ -76,6 +76,11 @@ pub struct ModelProfile {
     /// task suite shows it helps.
     #[serde(default)]
     pub units: bool,
+    /// Give the code step the query skeleton where the data allows it (every file input has a
+    /// CSV sample): each sample read by pandas into a `DuckDB` table, each table and scalar
+    /// output one SQL query to fill in, other outputs Python functions (`--queries`).
+    #[serde(default)]
+    pub queries: bool,
     /// Ask for a plan (summary, steps, edge cases) before the first script and show it in the
     /// code prompt. On in every profile; `--no-plan` turns it off (the 1.5B model's plans add
     /// steps the task never asked for, which its scripts then carry out).
@@ -105,6 +110,7 @@ impl ModelProfile {
             hand_written_checks: true,
             skeleton: true,
             units: false,
+            queries: false,
             plan: true,
         }
     }
@@ -127,6 +133,7 @@ impl ModelProfile {
             hand_written_checks: false,
             skeleton: false,
             units: false,
+            queries: false,
             plan: true,
         }
     }

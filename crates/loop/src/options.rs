@@ -144,8 +144,8 @@ impl GenerateOptions {
     }
 
     /// The model profile the generation uses: the one named, else the model's, with fences
-    /// when `code_in_fences` asks for them, units when `units` does and no plan when `no_plan`
-    /// says so (all in [`Self::prompting`]).
+    /// when `code_in_fences` asks for them, units when `units` does, the query skeleton as
+    /// `queries` says and no plan when `no_plan` says so (all in [`Self::prompting`]).
     pub fn profile(&self) -> ModelProfile {
         let prompting = &self.prompting;
         let mut profile = ModelProfile::choose(
@@ -154,6 +154,9 @@ impl GenerateOptions {
             prompting.code_in_fences,
         );
         profile.units |= prompting.units;
+        if let Some(queries) = prompting.queries {
+            profile.queries = queries;
+        }
         profile.plan &= !prompting.no_plan;
         profile
     }
@@ -206,7 +209,24 @@ pub(crate) async fn python_spec(
 
 #[cfg(test)]
 mod tests {
-    use super::check_run_name;
+    use super::{GenerateOptions, check_run_name};
+    use crate::Prompting;
+
+    #[test]
+    fn queries_follow_the_flag_else_the_profile() {
+        let options = |queries| GenerateOptions {
+            model: "openai/qwen2.5-coder-1.5b-instruct".into(),
+            prompting: Prompting {
+                queries,
+                ..Prompting::default()
+            },
+            ..GenerateOptions::default()
+        };
+        let by_profile = options(None).profile().queries;
+        assert_eq!(by_profile, crate::ModelProfile::small().queries);
+        assert!(options(Some(true)).profile().queries);
+        assert!(!options(Some(false)).profile().queries);
+    }
 
     #[test]
     fn run_names_are_plain_file_names() {

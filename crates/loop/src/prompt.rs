@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::DataContext;
 use crate::options::GenerateOptions;
-use crate::request::{Contract, Input, Output};
+use crate::request::{Contract, Input, IoType, Output};
 
 /// What the model is told about one sample dataset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,6 +35,37 @@ pub struct DatasetView {
     /// the column (`min_total` and `total`), so a filter on it keeps some rows and drops others.
     #[serde(default)]
     pub medians: BTreeMap<String, f64>,
+    /// Every column of a tabular sample with its type, in file order (empty when the sample is
+    /// not a table): the query skeleton gives a file with no rows these types.
+    #[serde(default)]
+    pub columns: Vec<ColumnView>,
+    /// For a CSV sample, the arguments of `pd.read_csv` after the path that read it as it was
+    /// profiled, types aside (`sep=";", skiprows=2`; empty for a plain comma-separated file
+    /// with a header); null for any other sample.
+    #[serde(default)]
+    pub csv_read_args: Option<String>,
+}
+
+/// One column of a tabular sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnView {
+    /// The column's name, as in the header.
+    pub name: String,
+    /// The name as a `DuckDB` query writes it: in double quotes when it is a keyword or not a
+    /// plain identifier (`"end"`, `"unit price"`).
+    pub sql: String,
+    /// The profiler's type (`integer`, `float`, `string`, `date`, ...).
+    pub dtype: String,
+    /// The pandas dtype that type reads as (`Int64`, `float64`, `str`, `boolean`), or null for
+    /// dates and empty columns.
+    pub pandas: Option<String>,
+    /// For a date or datetime column: the format its values follow (`%d/%m/%Y`, or `ISO8601`
+    /// when they mix ISO 8601 forms), for `pd.to_datetime`.
+    #[serde(default)]
+    pub format: Option<String>,
+    /// For a datetime column whose values carry UTC offsets: read as UTC timestamps.
+    #[serde(default)]
+    pub utc: bool,
 }
 
 /// One applied rule.
@@ -56,6 +87,7 @@ pub struct RuleView {
 }
 
 /// The task as every loop prompt shows it.
+#[allow(clippy::struct_excessive_bools)] // independent choices of the prompts, each read by its name
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskView {
     /// The user's task, verbatim.
@@ -86,6 +118,10 @@ pub struct TaskView {
     /// That skeleton has one function per declared output (`--units`).
     #[serde(default)]
     pub units: bool,
+    /// That skeleton is the query skeleton: the profile asks for it and every file input has a
+    /// CSV sample, read into a `DuckDB` table of the input's name.
+    #[serde(default)]
+    pub queries: bool,
     /// The columns the task lists for its CSV outputs ("`by_region.csv` with the columns region
     /// and revenue"): the units skeleton writes that header for a table with no rows.
     #[serde(default)]
@@ -104,6 +140,24 @@ pub fn render(
         context.extend(extra);
     }
     prompts.render(template, context)
+}
+
+/// Whether the query skeleton can read every file input as a table: each has a CSV sample
+/// (and there is at least one). A directory input, or a file without a sample or of another
+/// format, leaves the script to the other skeletons.
+fn tables_for_queries(contract: &Contract, data: &DataContext) -> bool {
+    let mut files = contract
+        .inputs
+        .iter()
+        .filter(|i| matches!(i.ty, IoType::File | IoType::Dir))
+        .peekable();
+    files.peek().is_some()
+        && files.all(|input| {
+            input.ty == IoType::File
+                && data.datasets.iter().any(|d| {
+                    d.name == input.name && d.csv_read_args.is_some() && !d.columns.is_empty()
+                })
+        })
 }
 
 /// What every prompt may show of the task.
@@ -130,6 +184,87 @@ pub(crate) fn task_view(
         code_in_fences: profile.code_in_fences,
         skeleton: profile.skeleton,
         units: profile.units,
+        queries: profile.skeleton && profile.queries && tables_for_queries(contract, data),
         output_columns: crate::output_columns::declared_columns(&options.prompt, &contract.outputs),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ColumnView, DatasetView, tables_for_queries};
+    use crate::data::DataContext;
+    use crate::request::{Contract, Declaration, Sample};
+
+    fn contract(inputs: &[&str], samples: &[&str]) -> Contract {
+        let dir = tempfile::tempdir().unwrap();
+        let inputs: Vec<Declaration> = inputs.iter().map(|d| d.parse().unwrap()).collect();
+        let outputs: Vec<Declaration> = vec!["total:float".parse().unwrap()];
+        let samples: Vec<Sample> = samples
+            .iter()
+            .map(|name| {
+                let path = dir.path().join(format!("{name}.csv"));
+                std::fs::write(&path, "a\n1\n").unwrap();
+                Sample {
+                    name: (*name).to_owned(),
+                    path,
+                }
+            })
+            .collect();
+        Contract::new(&inputs, &outputs, &samples).unwrap()
+    }
+
+    fn dataset(name: &str, csv: bool) -> DatasetView {
+        DatasetView {
+            name: name.into(),
+            path: format!("/var/inputs/{name}.csv"),
+            context: String::new(),
+            checks: Vec::new(),
+            file_name: format!("{name}.csv"),
+            first_lines: Vec::new(),
+            numeric_columns: Vec::new(),
+            medians: std::collections::BTreeMap::default(),
+            columns: vec![ColumnView {
+                name: "a".into(),
+                sql: "a".into(),
+                dtype: "integer".into(),
+                pandas: Some("Int64".into()),
+                format: None,
+                utc: false,
+            }],
+            csv_read_args: csv.then(String::new),
+        }
+    }
+
+    fn data(datasets: Vec<DatasetView>) -> DataContext {
+        DataContext {
+            datasets,
+            ..DataContext::default()
+        }
+    }
+
+    #[test]
+    fn queries_need_a_csv_table_for_every_file_input() {
+        let both = contract(&["min:int"], &["orders", "items"]);
+        let tables = data(vec![dataset("orders", true), dataset("items", true)]);
+        assert!(tables_for_queries(&both, &tables));
+        // A sample of another format (its profile is not CSV).
+        let parquet = data(vec![dataset("orders", true), dataset("items", false)]);
+        assert!(!tables_for_queries(&both, &parquet));
+        // A file input with no sample, and a directory input.
+        let unsampled = contract(&["log:file"], &["orders"]);
+        assert!(!tables_for_queries(
+            &unsampled,
+            &data(vec![dataset("orders", true)])
+        ));
+        let directory = contract(&["archive:dir"], &["orders"]);
+        assert!(!tables_for_queries(
+            &directory,
+            &data(vec![dataset("orders", true)])
+        ));
+        // No file at all: nothing to query.
+        assert!(!tables_for_queries(
+            &contract(&["n:int"], &[]),
+            &data(Vec::new())
+        ));
     }
 }

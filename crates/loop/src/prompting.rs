@@ -1,6 +1,6 @@
 //! How a generation's prompts are shaped: the request's choices over what the model is shown
 //! and asked for (`--tests-see-code`, `--code-in-fences`, `--trace-values`, `--units`,
-//! `--no-plan`, `--model-profile`), carried as one value by the options, the journal's request
+//! `--queries`, `--no-plan`, `--model-profile`), carried as one value by the options, the journal's request
 //! and an eval's settings.
 
 use serde::{Deserialize, Serialize};
@@ -25,6 +25,12 @@ pub struct Prompting {
     /// profile says; only where the profile gives a skeleton.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub units: bool,
+    /// The query skeleton (each table and scalar output one `DuckDB` SQL query over the samples'
+    /// tables) on (`--queries`) or off (`--no-queries`) whatever the profile says; `None`
+    /// leaves it to the profile. Only where the profile gives a skeleton and every file input
+    /// has a CSV sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queries: Option<bool>,
     /// Write the first script without asking for a plan first (`--no-plan`), whatever the
     /// profile says.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

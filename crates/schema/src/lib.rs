@@ -34,7 +34,7 @@ pub use check::{Check, Scalar, looks_like_iso_date};
 pub use dtype::DataType;
 pub use error::SchemaError;
 pub use export::{render_frictionless, render_json_schema};
-pub use pandera::render_pandera;
+pub use pandera::{csv_dialect_kwargs, render_pandera};
 pub use pattern::Pattern;
 pub use python::{python_identifier, python_str};
 pub use table::{ColumnSchema, FileFormat, ReadOptions, TableSchema};

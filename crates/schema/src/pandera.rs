@@ -217,18 +217,45 @@ fn scalar_expr(scalar: &Scalar, column: &ColumnSchema) -> String {
     }
 }
 
+/// The keyword arguments of `pd.read_csv` that read a CSV file the way it was profiled, types
+/// aside: its layout (`sep`, and `header=None` with `names` for a file without a header row),
+/// then how its text reads (missing-value strings, `skiprows`, `comment`, `encoding`), each as
+/// Python source (`sep=";"`).
+pub fn csv_dialect_kwargs(table: &TableSchema) -> (Vec<String>, Vec<String>) {
+    let read = &table.read;
+    let mut layout = vec![format!("sep={}", python_str(&read.delimiter.to_string()))];
+    if !read.has_header {
+        layout.push("header=None".to_owned());
+        let names: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
+        layout.push(format!("names={}", python_list_of_str(&names)));
+    }
+    let mut text = Vec::new();
+    if !read.keep_default_na {
+        text.push("keep_default_na=False".to_owned());
+    }
+    if !read.na_values.is_empty() {
+        text.push(format!("na_values={}", python_list_of_str(&read.na_values)));
+    }
+    if read.skip_rows > 0 {
+        text.push(format!("skiprows={}", read.skip_rows));
+    }
+    if let Some(c) = read.comment {
+        text.push(format!("comment={}", python_str(&c.to_string())));
+    }
+    if let Some(encoding) = &read.encoding {
+        text.push(format!("encoding={}", python_str(encoding)));
+    } else if read.bom {
+        text.push("encoding=\"utf-8-sig\"".to_owned());
+    }
+    (layout, text)
+}
+
 fn render_reader(out: &mut String, table: &TableSchema, ident: &str) {
     if table.read.format != FileFormat::Csv {
         crate::pandera_formats::render_typed_reader(out, table, ident);
         return;
     }
-    let read = &table.read;
-    let mut kwargs = vec![format!("sep={}", python_str(&read.delimiter.to_string()))];
-    if !read.has_header {
-        kwargs.push("header=None".to_owned());
-        let names: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
-        kwargs.push(format!("names={}", python_list_of_str(&names)));
-    }
+    let (mut kwargs, text) = csv_dialect_kwargs(table);
     let dtypes: Vec<String> = table
         .columns
         .iter()
@@ -261,23 +288,7 @@ fn render_reader(out: &mut String, table: &TableSchema, ident: &str) {
             .collect();
         kwargs.push(format!("date_format={{{}}}", formats.join(", ")));
     }
-    if !read.keep_default_na {
-        kwargs.push("keep_default_na=False".to_owned());
-    }
-    if !read.na_values.is_empty() {
-        kwargs.push(format!("na_values={}", python_list_of_str(&read.na_values)));
-    }
-    if read.skip_rows > 0 {
-        kwargs.push(format!("skiprows={}", read.skip_rows));
-    }
-    if let Some(c) = read.comment {
-        kwargs.push(format!("comment={}", python_str(&c.to_string())));
-    }
-    if let Some(encoding) = &read.encoding {
-        kwargs.push(format!("encoding={}", python_str(encoding)));
-    } else if read.bom {
-        kwargs.push("encoding=\"utf-8-sig\"".to_owned());
-    }
+    kwargs.extend(text);
 
     let _ = writeln!(out, "def read_{ident}(path):");
     out.push_str(

@@ -21,6 +21,15 @@ pub(crate) struct PromptingFlags {
     /// `guarded`); not with `--agent`.
     #[arg(long, conflicts_with = "agent")]
     units: bool,
+    /// Give the code step the query skeleton: each CSV sample read by pandas into a `DuckDB` table
+    /// named after its input, each table and scalar output one SQL query to fill in, other
+    /// outputs Python functions; only where every file input has a CSV sample and the model
+    /// profile gives a skeleton. Not with `--agent`.
+    #[arg(long, conflicts_with_all = ["agent", "no_queries"])]
+    queries: bool,
+    /// Never the query skeleton, whatever the model profile.
+    #[arg(long, conflicts_with = "agent")]
+    no_queries: bool,
     /// Write the first script without asking the model for a plan first (one call fewer; the
     /// plans of 1.5B-class models add steps the task never asked for). Not with `--agent`.
     #[arg(long, conflicts_with = "agent")]
@@ -47,6 +56,11 @@ impl PromptingFlags {
             tests_see_code: self.tests_see_code,
             trace_values: self.trace_values,
             units: self.units,
+            queries: match (self.queries, self.no_queries) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
             no_plan: self.no_plan,
             code_in_fences: self.code_in_fences,
             model_profile: self.model_profile,

@@ -138,11 +138,13 @@ fn agent_flags_need_agent_mode() {
 }
 
 #[test]
-fn units_no_plan_and_sample_fixes_are_the_pipelines_and_refused_with_agent_mode() {
+fn units_queries_no_plan_and_sample_fixes_are_the_pipelines_and_refused_with_agent_mode() {
     let dir = tempfile::tempdir().unwrap();
     for (command, flag) in [
         ("generate", "--units"),
         ("eval", "--units"),
+        ("generate", "--queries"),
+        ("eval", "--no-queries"),
         ("generate", "--no-plan"),
         ("eval", "--no-plan"),
         ("eval", "--skip-tests"),

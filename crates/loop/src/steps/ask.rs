@@ -229,6 +229,7 @@ mod tests {
             code_in_fences: true,
             skeleton: true,
             units: false,
+            queries: false,
             output_columns: Vec::new(),
         };
         let steps = Steps {

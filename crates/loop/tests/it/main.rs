@@ -8,5 +8,6 @@ mod harness;
 mod output_checks;
 mod prompts;
 mod pysrc;
+mod queries;
 mod quoted_samples;
 mod system_packages;

@@ -1,7 +1,7 @@
 //! Every loop prompt, rendered from one realistic request and snapshotted: a change to a template
 //! or to the data it receives shows up as a reviewable diff.
 
-use autocoder_loop::prompt::{CheckView, DatasetView, RuleView, TaskView, render};
+use autocoder_loop::prompt::{CheckView, ColumnView, DatasetView, RuleView, TaskView, render};
 use autocoder_loop::protocol::Plan;
 use autocoder_loop::request::{Contract, Declaration, Sample};
 use autocoder_prompts::Prompts;
@@ -73,6 +73,18 @@ fn task() -> TaskView {
             first_lines: vec!["region,qty,price".into(), "north,3,2.5".into(), "south,2,4.0".into()],
             numeric_columns: vec!["qty".into(), "price".into()],
             medians: [("qty".to_owned(), 3.0), ("price".to_owned(), 2.5)].into(),
+            columns: [("region", "string", Some("str")), ("qty", "integer", Some("Int64")), ("price", "float", Some("float64"))]
+                .into_iter()
+                .map(|(name, dtype, pandas)| ColumnView {
+                    name: name.into(),
+                    sql: name.into(),
+                    dtype: dtype.into(),
+                    pandas: pandas.map(Into::into),
+                    format: None,
+                    utc: false,
+                })
+                .collect(),
+            csv_read_args: Some(String::new()),
         }],
         rules: vec![RuleView {
             text: "revenue is rounded to cents".into(),
@@ -82,6 +94,7 @@ fn task() -> TaskView {
         code_in_fences: false,
         skeleton: true,
         units: false,
+        queries: false,
         output_columns: Vec::new(),
     }
 }
