@@ -60,6 +60,19 @@ fn argument_texts(given: Option<&Bound<'_, PyDict>>) -> PyResult<BTreeMap<String
         .collect()
 }
 
+/// The model given, else `AUTOCODER_MODEL`'s.
+fn model_name(model: Option<String>) -> PyResult<String> {
+    Ok(model
+        .or_else(|| std::env::var(autocoder_llm::MODEL_ENV_VAR).ok())
+        .ok_or_else(|| {
+            Error::Invalid(
+                "give model=\"provider/name\" (or set AUTOCODER_MODEL), for example \
+                 model=\"openai/gpt-4.1\""
+                    .to_owned(),
+            )
+        })?)
+}
+
 /// Generates a tested script; see the package documentation for every option.
 #[pyfunction]
 #[pyo3(signature = (
@@ -119,15 +132,7 @@ pub(crate) fn generate(
     progress: Option<&Bound<'_, PyAny>>,
     cancel: Option<&Bound<'_, Cancel>>,
 ) -> PyResult<GenerateResult> {
-    let model = model
-        .or_else(|| std::env::var(autocoder_llm::MODEL_ENV_VAR).ok())
-        .ok_or_else(|| {
-            Error::Invalid(
-                "give model=\"provider/name\" (or set AUTOCODER_MODEL), for example \
-                 model=\"openai/gpt-4.1\""
-                    .to_owned(),
-            )
-        })?;
+    let model = model_name(model)?;
     check_run(name.as_deref(), candidates, sample_fixes)?;
     let out = run_dir.unwrap_or_else(|| autocoder_loop::options::default_run_dir(name.as_deref()));
     let out = std::path::absolute(&out).unwrap_or(out);
