@@ -316,6 +316,7 @@ fn rules_left_as_text(
                 .iter()
                 .map(|c| c.name.as_str())
                 .collect(),
+            delimiter: table.schema.read.delimiter,
         })
         .collect();
     let mut row_keys = Vec::new();

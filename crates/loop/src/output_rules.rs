@@ -36,6 +36,14 @@ pub struct RowKey {
     pub sample: String,
     /// Where that sample is mounted in the sandbox.
     pub mount: String,
+    /// The sample's field delimiter, as its profile found it.
+    #[serde(default = "comma")]
+    pub delimiter: char,
+}
+
+/// Row keys read before [`RowKey::delimiter`] existed were of comma-separated samples.
+fn comma() -> char {
+    ','
 }
 
 /// A tabular sample as [`one_row_per`] needs it: input name, mount path, header.
@@ -43,6 +51,7 @@ pub(crate) struct SampleColumns<'a> {
     pub(crate) name: &'a str,
     pub(crate) mount: &'a str,
     pub(crate) columns: Vec<&'a str>,
+    pub(crate) delimiter: char,
 }
 
 /// The row key `rule` sets, when it says "one row per <column>" of a sample's column and there
@@ -78,6 +87,7 @@ pub(crate) fn one_row_per(
         column: column.to_owned(),
         sample: sample.name.to_owned(),
         mount: sample.mount.to_owned(),
+        delimiter: sample.delimiter,
     })
 }
 
@@ -168,6 +178,7 @@ mod tests {
             name: "readings",
             mount: "/var/inputs/readings.csv",
             columns: vec!["Sensor_ID", "temperature"],
+            delimiter: ';',
         };
         let samples = [readings];
         let key = one_row_per(
@@ -185,6 +196,7 @@ mod tests {
             ("report.csv", "Sensor_ID", "readings")
         );
         assert_eq!(key.mount, "/var/inputs/readings.csv");
+        assert_eq!(key.delimiter, ';');
         for rule in [
             "The report has a single row for each `sensor_id`",
             "exactly one row for every distinct sensor_id in the output",

@@ -230,6 +230,12 @@ fn run_contract_test(
 /// Runs the harness's contract test (with a "one row per `sensor_id`" rule) against the report
 /// script in `mode`; returns pytest's stdout and whether it passed.
 fn contract_run(mode: &str) -> (String, bool) {
+    contract_run_delimited(mode, ',')
+}
+
+/// [`contract_run`] with the sample's fields separated by `delimiter` (and the script reading
+/// them so).
+fn contract_run_delimited(mode: &str, delimiter: char) -> (String, bool) {
     let row_key = |sample: &Path| {
         json!({
             "row_keys": [{
@@ -238,19 +244,43 @@ fn contract_run(mode: &str) -> (String, bool) {
                 "column": "sensor_id",
                 "sample": "readings",
                 "mount": sample,
+                "delimiter": delimiter,
             }],
             "output_columns": [],
             "csv_inputs": {},
         })
     };
+    let solution = REPORT_SOLUTION
+        .replace("MODE", &format!("{mode:?}"))
+        .replace(
+            "csv.DictReader(handle)",
+            &format!(
+                "csv.DictReader(handle, delimiter={:?})",
+                delimiter.to_string()
+            ),
+        );
     let (stdout, passed, _) = run_contract_test(
-        "sensor_id,temp\nS1,1\nS2,2\nS1,3\nS3,4\n",
+        &"sensor_id,temp\nS1,1\nS2,2\nS1,3\nS3,4\n".replace(',', &delimiter.to_string()),
         "readings",
         &json!({"report.csv": "file"}),
         row_key,
-        &REPORT_SOLUTION.replace("MODE", &format!("{mode:?}")),
+        &solution,
     );
     (stdout, passed)
+}
+
+/// The keys of a `;`-separated sample are read with its delimiter: a right report passes, one
+/// with a key missing fails (read with a comma, the sample would have no keys at all, and every
+/// row written would count as extra).
+#[test]
+fn one_row_per_key_reads_the_sample_with_its_delimiter() {
+    let (stdout, passed) = contract_run_delimited("right", ';');
+    assert!(passed && stdout.contains("2 passed"), "{stdout}");
+    let (stdout, passed) = contract_run_delimited("missing", ';');
+    assert!(
+        !passed && stdout.contains("has no row for sensor_id ['S3']"),
+        "{stdout}"
+    );
 }
 
 #[test]
