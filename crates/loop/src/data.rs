@@ -193,6 +193,7 @@ pub async fn build(
             numeric_columns: facts.numeric_columns,
             medians: facts.medians,
             columns: facts.columns,
+            delimiter: facts.delimiter.unwrap_or(',').to_string(),
             csv_read_args: facts.csv_read_args,
         });
     }
@@ -248,6 +249,7 @@ struct TableFacts {
     numeric_columns: Vec<String>,
     medians: BTreeMap<String, f64>,
     columns: Vec<ColumnView>,
+    delimiter: Option<char>,
     csv_read_args: Option<String>,
 }
 
@@ -276,6 +278,7 @@ fn table_facts(schema: &TableSchema, profile: &Profile) -> TableFacts {
                 utc: c.utc,
             })
             .collect(),
+        delimiter: (schema.read.format == FileFormat::Csv).then_some(schema.read.delimiter),
         csv_read_args: csv_read_args_of(schema),
     }
 }

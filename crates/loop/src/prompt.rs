@@ -39,11 +39,20 @@ pub struct DatasetView {
     /// not a table): the query skeleton gives a file with no rows these types.
     #[serde(default)]
     pub columns: Vec<ColumnView>,
+    /// The sample's field delimiter as its profile found it (a comma for anything but a CSV
+    /// sample): code and tests that read it with `csv.DictReader` pass it on.
+    #[serde(default = "comma")]
+    pub delimiter: String,
     /// For a CSV sample, the arguments of `pd.read_csv` after the path that read it as it was
     /// profiled, types aside (`sep=";", skiprows=2`; empty for a plain comma-separated file
     /// with a header); null for any other sample.
     #[serde(default)]
     pub csv_read_args: Option<String>,
+}
+
+/// Views written before [`DatasetView::delimiter`] existed were of comma-separated samples.
+fn comma() -> String {
+    ",".to_owned()
 }
 
 /// One column of a tabular sample.
@@ -231,6 +240,7 @@ mod tests {
                 format: None,
                 utc: false,
             }],
+            delimiter: ",".into(),
             csv_read_args: csv.then(String::new),
         }
     }

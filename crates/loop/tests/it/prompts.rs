@@ -84,6 +84,7 @@ fn task() -> TaskView {
                     utc: false,
                 })
                 .collect(),
+            delimiter: ",".into(),
             csv_read_args: Some(String::new()),
         }],
         rules: vec![RuleView {
@@ -1052,5 +1053,32 @@ fn without_a_plan_the_code_prompt_drops_the_plan_and_nothing_else() {
     assert_eq!(
         unplanned,
         format!("{}{}", &planned[..start], &planned[end..])
+    );
+}
+
+/// A sample separated by `;`: the tests' example and a skeleton that reads rows with
+/// `csv.DictReader` pass its delimiter (with a comma, the prompts are as they were).
+#[test]
+fn rows_of_a_semicolon_sample_are_read_with_its_delimiter() {
+    let prompts = Prompts::embedded().unwrap();
+    let mut view = task();
+    view.datasets[0].delimiter = ";".into();
+    view.datasets[0].first_lines = vec!["region;qty;price".into(), "north;3;2.5".into()];
+    let tests = render(
+        &prompts,
+        "loop/tests.j2",
+        &view,
+        json!({"notes": [], "code": null}),
+    )
+    .unwrap();
+    assert!(
+        tests.contains("csv.DictReader(io.StringIO(sales_text), delimiter=\";\")"),
+        "{tests}"
+    );
+    view.task = "Read the sales with csv.DictReader.".into();
+    let skeleton = code_skeleton(&prompts, &view);
+    assert!(
+        skeleton.contains("csv.DictReader(f, delimiter=\";\")"),
+        "{skeleton}"
     );
 }
