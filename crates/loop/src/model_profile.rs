@@ -2,9 +2,10 @@
 //! class) write valid Python far more often as Markdown code blocks than inside JSON, make
 //! slips a deterministic repair can undo (`eif x:`, forgotten imports, the harness's fixture
 //! imported from the script), type expected values by hand where a test could compute them, and
-//! copy a script skeleton more reliably than they follow the contract in prose. A capable model
-//! gets none of that: no fences unless asked for, no repairs, no hand-written-number check, no
-//! skeleton in its prompts.
+//! copy a script skeleton more reliably than they follow the contract in prose, and copy the
+//! caret lines of a traceback (`^^^^`) into the script they fix. A capable model gets none of
+//! that: no fences unless asked for, no repairs, no hand-written-number check, no skeleton in
+//! its prompts, failures as the run printed them.
 //!
 //! Three profiles: `small` (every quirk, code in fences), `guarded` (every safeguard, but code
 //! inside JSON: any model not known to be small) and `capable` (none; only when named, until the
@@ -81,6 +82,10 @@ pub struct ModelProfile {
     /// output one SQL query to fill in, other outputs Python functions (`--queries`).
     #[serde(default)]
     pub queries: bool,
+    /// Show the output of a failed run without Python's and `DuckDB`'s caret lines (`^^^^`
+    /// under the failing expression): the 1.5B model copies them into the script as code.
+    #[serde(default)]
+    pub plain_tracebacks: bool,
     /// Ask for a plan (summary, steps, edge cases) before the first script and show it in the
     /// code prompt. On in every profile; `--no-plan` turns it off (the 1.5B model's plans add
     /// steps the task never asked for, which its scripts then carry out).
@@ -111,6 +116,7 @@ impl ModelProfile {
             skeleton: true,
             units: false,
             queries: false,
+            plain_tracebacks: true,
             plan: true,
         }
     }
@@ -134,6 +140,7 @@ impl ModelProfile {
             skeleton: false,
             units: false,
             queries: false,
+            plain_tracebacks: false,
             plan: true,
         }
     }

@@ -356,7 +356,7 @@ fn sensor_analysis() {
 }
 
 #[test]
-#[ignore = "no passing cassette with the current prompts: recorded again on 2026-11-27 when the diagnosis and the fixes began sharing one report of the run, seed 3 ran 10 test runs and seed 1 three without passing (the 1.5B model's tests kept expected counts worked out wrongly, then were broken by its test fixes), so the replay of seed 3's run is checked instead by log_analysis_replays_the_recorded_run (examples/README.md)"]
+#[ignore = "no passing cassette with the current prompts: recorded on 2026-11-27 (when the diagnosis and the fixes began sharing one report of the run) and again on 2026-12-02 (failures without caret lines), seed 3 ran 10 test runs each time and seed 1 three without passing (the 1.5B model's tests kept expected counts worked out wrongly, then were broken by its test fixes), so the replay of seed 3's run is checked instead by log_analysis_replays_the_recorded_run (examples/README.md)"]
 fn log_analysis() {
     let Replayed { outputs, .. } = &replay("log-analysis", &["--log_file", "app.log"]);
     let log = std::fs::read_to_string(example_dir("log-analysis").join("app.log")).unwrap();
@@ -450,11 +450,11 @@ fn join_orders() {
     }
 }
 
-/// The log example replayed from the local model's recording with the prompts whose diagnosis
-/// and fixes begin with one report of the run (seed 3, 2026-11-27). That run did not pass (its
-/// tests kept expected counts worked out wrongly, then test fixes broke them: examples/README.md),
-/// so the replay is checked to be that run: every recorded answer used once by the same steps,
-/// the same end.
+/// The log example replayed from the local model's recording with the current prompts (seed 3,
+/// 2026-12-02: the diagnosis and the fixes begin with one report of the run, shown without caret
+/// lines). That run did not pass (its tests kept expected counts worked out wrongly, then a code
+/// fix broke the script to match them: examples/README.md), so the replay is checked to be that
+/// run: every recorded answer used once by the same steps, the same end.
 #[test]
 fn log_analysis_replays_the_recorded_run() {
     let cassette = example_dir("log-analysis").join("cassette.jsonl");

@@ -185,7 +185,12 @@ impl Driver<'_> {
                         value
                     })
                     .collect();
-                let run = run_report(session, session.diagnosed(), &session.anchors());
+                let run = run_report(
+                    session,
+                    session.diagnosed(),
+                    &session.anchors(),
+                    self.profile.plain_tracebacks,
+                );
                 steps
                     .fix_tests(json!({"run": run, "failures": failures, "rejected": rejected}))
                     .await
@@ -221,7 +226,7 @@ impl Driver<'_> {
         let mut event = self
             .steps
             .diagnose(json!({
-                "run": run_report(session, failures, &passing),
+                "run": run_report(session, failures, &passing, self.profile.plain_tracebacks),
                 "history": history,
                 "disagreement": disagreement,
             }))

@@ -17,8 +17,13 @@ const TRACED_FAILURES: usize = 2;
 const TRACE_PROMPT_LIMIT: usize = 2_500;
 
 /// The `run` context of `failures` with `passing`, over the session's current script, tests and
-/// packages.
-pub(super) fn run_report(session: &Session, failures: &[FailedTest], passing: &[String]) -> Value {
+/// packages; with `plain`, the outputs without caret lines ([`without_carets`]).
+pub(super) fn run_report(
+    session: &Session,
+    failures: &[FailedTest],
+    passing: &[String],
+    plain: bool,
+) -> Value {
     let traces = shown_traces(failures.iter().map(|f| f.trace.as_deref()));
     let failures: Vec<Value> = failures
         .iter()
@@ -27,7 +32,11 @@ pub(super) fn run_report(session: &Session, failures: &[FailedTest], passing: &[
             json!({
                 "test_id": f.test_id,
                 "outcome": outcome_name(f.outcome),
-                "output": tail(&f.output, FAILURE_OUTPUT_LIMIT),
+                "output": if plain {
+                    tail(&without_carets(&f.output), FAILURE_OUTPUT_LIMIT)
+                } else {
+                    tail(&f.output, FAILURE_OUTPUT_LIMIT)
+                },
                 "trace": trace,
             })
         })
@@ -39,6 +48,19 @@ pub(super) fn run_report(session: &Session, failures: &[FailedTest], passing: &[
         "failures": failures,
         "passing": passing,
     })
+}
+
+/// `output` without its caret lines: the lines made only of `^` and `~` (and a pytest `E`
+/// prefix) that Python and `DuckDB` print under the expression at fault. They say nothing the
+/// line above them does not, and a small model copies them into the script it fixes.
+pub(super) fn without_carets(output: &str) -> String {
+    output
+        .split_inclusive('\n')
+        .filter(|line| {
+            let marks = line.trim_start().strip_prefix('E').unwrap_or(line).trim();
+            marks.is_empty() || !marks.chars().all(|c| matches!(c, '^' | '~'))
+        })
+        .collect()
 }
 
 /// The trace each failure's prompt entry shows: the first [`TRACED_FAILURES`] traces, cut.
@@ -62,5 +84,19 @@ fn outcome_name(outcome: TestOutcome) -> &'static str {
         TestOutcome::XFailed => "xfailed",
         TestOutcome::XPassed => "unexpectedly passed",
         TestOutcome::CollectionError => "could not be collected",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_carets;
+
+    #[test]
+    fn caret_lines_are_dropped_and_the_rest_kept() {
+        let output = "Traceback (solution.py's lines only):\n  File \"/var/task/solution.py\", line 80, in main\n    query(con, TOTAL, inputs)\n    ^^^^^^^^^^^^^^^^^^^^^^^^^\nE     ~~~~^^^^\nBinder Error: Values list \"o\" does not have a column named \"qty\"\n\nLINE 5:     SUM(o.qty * p.price)\n                ^^^^^\nx = a ^ b\n";
+        assert_eq!(
+            without_carets(output),
+            "Traceback (solution.py's lines only):\n  File \"/var/task/solution.py\", line 80, in main\n    query(con, TOTAL, inputs)\nBinder Error: Values list \"o\" does not have a column named \"qty\"\n\nLINE 5:     SUM(o.qty * p.price)\nx = a ^ b\n"
+        );
     }
 }

@@ -201,7 +201,12 @@ impl Driver<'_> {
         // The one function a failure lets the fix change (a unit that failed on the samples).
         let scope = failures.iter().find_map(|f| f.function.as_deref());
         let failures: Vec<_> = failures.iter().map(routed_json).collect();
-        let run = run_report(session, session.diagnosed(), &passing);
+        let run = run_report(
+            session,
+            session.diagnosed(),
+            &passing,
+            self.profile.plain_tracebacks,
+        );
         let prompts = self.steps.prompts;
         let mut sent_back = SentBack::default();
         let mut spent = Usage::default();
