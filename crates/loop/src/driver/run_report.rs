@@ -32,11 +32,7 @@ pub(super) fn run_report(
             json!({
                 "test_id": f.test_id,
                 "outcome": outcome_name(f.outcome),
-                "output": if plain {
-                    tail(&without_carets(&f.output), FAILURE_OUTPUT_LIMIT)
-                } else {
-                    tail(&f.output, FAILURE_OUTPUT_LIMIT)
-                },
+                "output": tail(&shown_output(&f.output, plain), FAILURE_OUTPUT_LIMIT),
                 "trace": trace,
             })
         })
@@ -48,6 +44,15 @@ pub(super) fn run_report(
         "failures": failures,
         "passing": passing,
     })
+}
+
+/// A failure's output as the prompt shows it: without caret lines when `plain`.
+fn shown_output(output: &str, plain: bool) -> std::borrow::Cow<'_, str> {
+    if plain {
+        without_carets(output).into()
+    } else {
+        output.into()
+    }
 }
 
 /// `output` without its caret lines: the lines made only of `^` and `~` (and a pytest `E`
