@@ -20,6 +20,8 @@ fn example_dir(name: &str) -> PathBuf {
 struct Replayed {
     _dir: tempfile::TempDir,
     outputs: Value,
+    /// The generation's `result.json`.
+    result: Value,
 }
 
 /// Runs an example's `run.sh` (replay; `agent`: `AGENT=1`) with the built binary into `run_dir`,
@@ -70,7 +72,11 @@ fn replay(name: &str, run_args: &[&str]) -> Replayed {
     let outputs: Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("run --json printed no JSON ({e}):\n{stderr}"));
     standalone(&dir, &run_dir, &result, run_args, &outputs);
-    Replayed { _dir: out, outputs }
+    Replayed {
+        _dir: out,
+        outputs,
+        result,
+    }
 }
 
 /// The generated script run as a user runs it outside autocoder: plain `python solution.py`
@@ -356,9 +362,25 @@ fn sensor_analysis() {
 }
 
 #[test]
-#[ignore = "no passing cassette with the current prompts: recorded on 2026-11-27 (when the diagnosis and the fixes began sharing one report of the run) and again on 2026-12-02 (failures without caret lines), seed 3 ran 10 test runs each time and seed 1 three without passing (the 1.5B model's tests kept expected counts worked out wrongly, then were broken by its test fixes), so the replay of seed 3's run is checked instead by log_analysis_replays_the_recorded_run (examples/README.md)"]
 fn log_analysis() {
-    let Replayed { outputs, .. } = &replay("log-analysis", &["--log_file", "app.log"]);
+    let Replayed {
+        outputs, result, ..
+    } = &replay("log-analysis", &["--log_file", "app.log"]);
+    // A run of 8 test runs: every recorded answer is used, once, by the step it was for.
+    let replayed: BTreeMap<String, u64> = result["steps"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(step, spent)| (step.clone(), spent["calls"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        replayed,
+        cassette_counts(
+            &example_dir("log-analysis").join("cassette.jsonl"),
+            step_answered
+        ),
+        "the replay made the recorded calls"
+    );
     let log = std::fs::read_to_string(example_dir("log-analysis").join("app.log")).unwrap();
     let mut levels: BTreeMap<&str, u64> = BTreeMap::new();
     let mut components: BTreeMap<&str, u64> = BTreeMap::new();
@@ -448,30 +470,4 @@ fn join_orders() {
             "{row:?}"
         );
     }
-}
-
-/// The log example replayed from the local model's recording with the current prompts (seed 3,
-/// 2026-12-02: the diagnosis and the fixes begin with one report of the run, shown without caret
-/// lines). That run did not pass (its tests kept expected counts worked out wrongly, then a code
-/// fix broke the script to match them: examples/README.md), so the replay is checked to be that
-/// run: every recorded answer used once by the same steps, the same end.
-#[test]
-fn log_analysis_replays_the_recorded_run() {
-    let cassette = example_dir("log-analysis").join("cassette.jsonl");
-    let (result, _out, _run_dir) = replay_unfinished(
-        "log-analysis",
-        &cassette,
-        false,
-        "max_iterations (10) reached",
-    );
-    let steps = result["steps"].as_object().unwrap();
-    let replayed: BTreeMap<String, u64> = steps
-        .iter()
-        .map(|(step, spent)| (step.clone(), spent["calls"].as_u64().unwrap()))
-        .collect();
-    assert_eq!(
-        replayed,
-        cassette_counts(&cassette, step_answered),
-        "the replay made the recorded calls"
-    );
 }

@@ -828,6 +828,47 @@ fn a_diagnosis_sees_what_the_other_candidates_computed() {
     );
 }
 
+/// A script or test file asked for again after an answer was dropped reads back, from a prompt
+/// cache, everything the first request said before its answer's form: the notes come after it
+/// (they used to follow the task, so the skeleton and the rules were read again).
+#[test]
+fn a_request_asked_again_begins_with_the_first_up_to_its_answer_form() {
+    let prompts = Prompts::embedded().unwrap();
+    let note = "the tests used `total` from `solution`, which does not define it";
+    for (template, answer_form, extra) in [
+        (
+            "loop/code.j2",
+            "Write the complete script",
+            json!({"plan": plan()}),
+        ),
+        (
+            "loop/tests.j2",
+            "Answer with the full test file",
+            json!({"code": null}),
+        ),
+    ] {
+        let mut view = task();
+        view.code_in_fences = true;
+        let with = |notes: Vec<&str>| {
+            let mut context = extra.clone();
+            context["notes"] = json!(notes);
+            render(&prompts, template, &view, context).unwrap()
+        };
+        let first = with(vec![]);
+        let again = with(vec![note]);
+        let shared = first.rfind(answer_form).unwrap();
+        assert!(
+            again.starts_with(&first[..shared]),
+            "{template}: the request asked again differs before its answer form"
+        );
+        let noted = again.find(note).unwrap();
+        assert!(
+            noted >= shared && noted < again.rfind(answer_form).unwrap(),
+            "{template}: the note is not just before the answer form"
+        );
+    }
+}
+
 #[test]
 fn the_diagnosis_and_both_fixes_begin_with_the_same_report_of_the_run() {
     let prompts = Prompts::embedded().unwrap();
