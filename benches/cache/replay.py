@@ -177,22 +177,20 @@ SECTION = re.compile(
 )
 
 
-def post(api_base, path, body):
-    root = api_base.rstrip("/").removesuffix("/v1")
-    request = urllib.request.Request(
-        root + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=600) as response:
+def post(url, body):
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=3600) as response:
         return json.load(response)
 
 
 def floor(api_base, records):
     """Tokens of the run's prompts, and those in a section no earlier prompt had."""
+    tokenize = api_base.rstrip("/").removesuffix("/v1") + "/tokenize"
     seen, total, new = set(), 0, 0
     for record in records:
         for message in record["messages"]:
             for section in SECTION.split(message["content"]):
-                count = len(post(api_base, "/tokenize", {"content": section, "add_special": False})["tokens"])
+                count = len(post(tokenize, {"content": section, "add_special": False})["tokens"])
                 total += count
                 if section not in seen:
                     new += count
@@ -210,13 +208,7 @@ def send(api_base, messages, answer=None, answer_tokens=0):
         "temperature": 0,
         "cache_prompt": True,
     }
-    request = urllib.request.Request(
-        api_base.rstrip("/") + "/chat/completions",
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=3600) as response:
-        reply = json.load(response)
+    reply = post(api_base.rstrip("/") + "/chat/completions", body)
     timings = reply.get("timings", {})
     usage = reply.get("usage", {})
     prompt = usage.get("prompt_tokens", 0)
