@@ -62,11 +62,12 @@ pub async fn score_generated(
     Ok(results)
 }
 
-/// A script the loop tested on its way (a test run's or a candidate group's; the kept one is
-/// among them), scored like the kept one: whether the loop kept the right script when it had one.
+/// A script the loop wrote or tested on its way (a candidate, a test run's, a candidate group's;
+/// the kept one is among them), scored like the kept one: whether the loop kept the right script
+/// when it had one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TriedScript {
-    /// Its path in the run directory (`iterations/2/solution.py`,
+    /// Its path in the run directory (`candidates/1/3/solution.py`, `iterations/2/solution.py`,
     /// `iterations/1/group-2/solution.py`).
     pub script: String,
     /// Every case, the sample case first.
@@ -80,7 +81,8 @@ impl TriedScript {
     }
 }
 
-/// Scores every script the loop tested in `run_dir` (`iterations/<n>/solution.py` and
+/// Scores every script the loop wrote or tested in `run_dir` (each round of candidates'
+/// `candidates/<n>/<k>/solution.py`, then `iterations/<n>/solution.py` and
 /// `iterations/<n>/group-<k>/solution.py`, in run order). Each runs from a scratch copy of the
 /// run's `result.json` (its environment and contract) with the script in place of the kept one;
 /// a script with the kept one's text takes `kept`'s cases, and a text seen before its cases.
@@ -127,36 +129,45 @@ async fn score_script(
     score_generated(task, scratch.path(), sandbox).await
 }
 
-/// The scripts under `run_dir/iterations/`, relative to `run_dir`, by iteration then group.
+/// The scripts under `run_dir/candidates/` (by round, then candidate) and `run_dir/iterations/`
+/// (by iteration, then group), relative to `run_dir`.
 fn tested_scripts(run_dir: &Path) -> Result<Vec<String>, EvalError> {
-    let iterations = run_dir.join("iterations");
-    let Ok(entries) = std::fs::read_dir(&iterations) else {
-        return Ok(Vec::new());
-    };
-    let mut numbers: Vec<u32> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse().ok())
-        .collect();
-    numbers.sort_unstable();
     let mut scripts = Vec::new();
-    for number in numbers {
-        let dir = iterations.join(number.to_string());
-        if dir.join("solution.py").is_file() {
+    for round in numbered(&run_dir.join("candidates"), "")? {
+        for candidate in numbered(&run_dir.join(format!("candidates/{round}")), "")? {
+            let script = format!("candidates/{round}/{candidate}/solution.py");
+            if run_dir.join(&script).is_file() {
+                scripts.push(script);
+            }
+        }
+    }
+    for number in numbered(&run_dir.join("iterations"), "")? {
+        if run_dir.join(format!("iterations/{number}/solution.py")).is_file() {
             scripts.push(format!("iterations/{number}/solution.py"));
         }
-        let mut groups: Vec<u32> = std::fs::read_dir(&dir)
-            .map_err(EvalError::io(&dir))?
-            .filter_map(Result::ok)
-            .filter_map(|e| e.file_name().to_str()?.strip_prefix("group-")?.parse().ok())
-            .collect();
-        groups.sort_unstable();
-        for group in groups {
-            if dir.join(format!("group-{group}/solution.py")).is_file() {
-                scripts.push(format!("iterations/{number}/group-{group}/solution.py"));
+        for group in numbered(&run_dir.join(format!("iterations/{number}")), "group-")? {
+            let script = format!("iterations/{number}/group-{group}/solution.py");
+            if run_dir.join(&script).is_file() {
+                scripts.push(script);
             }
         }
     }
     Ok(scripts)
+}
+
+/// The numbers `n` of the entries `<prefix><n>` in `dir`, in order (none when `dir` is missing).
+fn numbered(dir: &Path, prefix: &str) -> Result<Vec<u32>, EvalError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(EvalError::io(dir)(err)),
+    };
+    let mut numbers: Vec<u32> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.strip_prefix(prefix)?.parse().ok())
+        .collect();
+    numbers.sort_unstable();
+    Ok(numbers)
 }
 
 /// Runs the reference solution on `case` and returns its outcome and the directory its outputs
@@ -331,9 +342,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tested_scripts_are_listed_by_iteration_then_group() {
+    fn written_scripts_are_listed_candidates_first_then_by_iteration_then_group() {
         let dir = tempfile::tempdir().unwrap();
         for path in [
+            "candidates/1/10/solution.py",
+            "candidates/1/2/solution.py",
+            "candidates/2/1/solution.py",
             "iterations/10/solution.py",
             "iterations/2/solution.py",
             "iterations/1/group-2/solution.py",
@@ -345,9 +359,13 @@ mod tests {
             std::fs::write(path, "print(1)\n").unwrap();
         }
         std::fs::create_dir_all(dir.path().join("iterations/3/sandbox")).unwrap();
+        std::fs::create_dir_all(dir.path().join("candidates/1/3/work")).unwrap();
         assert_eq!(
             tested_scripts(dir.path()).unwrap(),
             [
+                "candidates/1/2/solution.py",
+                "candidates/1/10/solution.py",
+                "candidates/2/1/solution.py",
                 "iterations/1/group-1/solution.py",
                 "iterations/1/group-2/solution.py",
                 "iterations/1/group-10/solution.py",

@@ -22,6 +22,8 @@
 //!   iterations/<n>/        per test run: the script and tests it ran (solution.py,
 //!                          test_solution.py), test_output.txt, routes.json (diagnoses),
 //!                          changes.json; with --candidates, group-<k>/ per group's script
+//!   candidates/<n>/<k>/    with --candidates, the k-th script written before test run n
+//!                          (solution.py), where it ran on the samples
 //!   samples/<k>/           with --sample-fixes, each try of the script on the samples before
 //!                          the tests: solution.py, the runner it ran under, work/, outputs/
 //! ```
