@@ -142,7 +142,10 @@ fn tested_scripts(run_dir: &Path) -> Result<Vec<String>, EvalError> {
         }
     }
     for number in numbered(&run_dir.join("iterations"), "")? {
-        if run_dir.join(format!("iterations/{number}/solution.py")).is_file() {
+        if run_dir
+            .join(format!("iterations/{number}/solution.py"))
+            .is_file()
+        {
             scripts.push(format!("iterations/{number}/solution.py"));
         }
         for group in numbered(&run_dir.join(format!("iterations/{number}")), "group-")? {
