@@ -98,7 +98,7 @@ pub async fn score_tried(
         seen.insert(text, kept.to_vec());
     }
     let mut tried = Vec::new();
-    for script in tested_scripts(run_dir)? {
+    for script in written_scripts(run_dir)? {
         let path = run_dir.join(&script);
         let text = std::fs::read_to_string(&path).map_err(EvalError::io(&path))?;
         let cases = if let Some(cases) = seen.get(&text) {
@@ -131,28 +131,22 @@ async fn score_script(
 
 /// The scripts under `run_dir/candidates/` (by round, then candidate) and `run_dir/iterations/`
 /// (by iteration, then group), relative to `run_dir`.
-fn tested_scripts(run_dir: &Path) -> Result<Vec<String>, EvalError> {
+fn written_scripts(run_dir: &Path) -> Result<Vec<String>, EvalError> {
     let mut scripts = Vec::new();
+    let mut add = |script: String| {
+        if run_dir.join(&script).is_file() {
+            scripts.push(script);
+        }
+    };
     for round in numbered(&run_dir.join("candidates"), "")? {
         for candidate in numbered(&run_dir.join(format!("candidates/{round}")), "")? {
-            let script = format!("candidates/{round}/{candidate}/solution.py");
-            if run_dir.join(&script).is_file() {
-                scripts.push(script);
-            }
+            add(format!("candidates/{round}/{candidate}/solution.py"));
         }
     }
     for number in numbered(&run_dir.join("iterations"), "")? {
-        if run_dir
-            .join(format!("iterations/{number}/solution.py"))
-            .is_file()
-        {
-            scripts.push(format!("iterations/{number}/solution.py"));
-        }
+        add(format!("iterations/{number}/solution.py"));
         for group in numbered(&run_dir.join(format!("iterations/{number}")), "group-")? {
-            let script = format!("iterations/{number}/group-{group}/solution.py");
-            if run_dir.join(&script).is_file() {
-                scripts.push(script);
-            }
+            add(format!("iterations/{number}/group-{group}/solution.py"));
         }
     }
     Ok(scripts)
@@ -364,7 +358,7 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("iterations/3/sandbox")).unwrap();
         std::fs::create_dir_all(dir.path().join("candidates/1/3/work")).unwrap();
         assert_eq!(
-            tested_scripts(dir.path()).unwrap(),
+            written_scripts(dir.path()).unwrap(),
             [
                 "candidates/1/2/solution.py",
                 "candidates/1/10/solution.py",
@@ -377,7 +371,7 @@ mod tests {
             ]
         );
         assert!(
-            tested_scripts(&dir.path().join("missing"))
+            written_scripts(&dir.path().join("missing"))
                 .unwrap()
                 .is_empty()
         );
