@@ -63,7 +63,7 @@ pub struct ModelProfile {
     /// instead of JSON strings (the plan and the diagnoses stay JSON).
     pub code_in_fences: bool,
     /// Repair the slips small models make in code before it is compiled (`eif` for `if`/`elif`,
-    /// imports used but forgotten, the harness's `run_solution` imported or defined again in
+    /// a tuple of columns after a `groupby` for a list, imports used but forgotten, the harness's `run_solution` imported or defined again in
     /// the tests, names imported from `solution` and never used).
     pub slip_repairs: bool,
     /// Send back, once, tests that type expected values as numbers where the rows they read

@@ -1,14 +1,16 @@
 //! The deterministic repairs applied to the model's code before anything runs, each logged
 //! when it changes something, when the model profile asks for them
 //! ([`crate::model_profile::ModelProfile::slip_repairs`]). The repairs themselves live in
-//! [`slips`], [`missing_imports`], [`crate::vet::solution_imports`] and
+//! [`slips`], [`column_tuples`], [`missing_imports`], [`crate::vet::solution_imports`] and
 //! [`crate::pysrc::splice`].
 
+pub(crate) mod column_tuples;
 pub(crate) mod missing_imports;
 pub(crate) mod slips;
 
 use crate::pysrc::splice::remove_top_level_function;
 use crate::vet::solution_imports::without_unused_solution_imports;
+use column_tuples::repair_grouped_column_tuples;
 use missing_imports::add_missing_imports;
 use slips::{repair_fixture_imports, repair_keyword_slips};
 
@@ -51,9 +53,15 @@ impl Repairs {
     }
 }
 
-/// A fragment of code (the replacement text of an edit): keyword slips repaired.
+/// A fragment of code (the replacement text of an edit): keyword slips repaired, and tuples of
+/// columns after a `groupby` made lists.
 fn fragment_repaired(code: String) -> String {
-    repaired(code, repair_keyword_slips, "repaired an `eif` keyword slip")
+    let code = repaired(code, repair_keyword_slips, "repaired an `eif` keyword slip");
+    repaired(
+        code,
+        repair_grouped_column_tuples,
+        "made a tuple of columns after a `groupby` a list (pandas 2 refuses the tuple)",
+    )
 }
 
 /// A whole script: keyword slips repaired and forgotten imports added.
