@@ -18,9 +18,11 @@ pub(crate) fn repair_grouped_column_tuples(code: &str) -> Option<String> {
     let mut insertions: Vec<(usize, usize)> = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
+        if let Some(past) = past_literal(bytes, at) {
+            at = past;
+            continue;
+        }
         match bytes[at] {
-            b'#' => at = line_end(bytes, at),
-            b'\'' | b'"' => at = string_end(bytes, at),
             b'.' if bytes[at + 1..].starts_with(b"groupby") => {
                 at += 1 + "groupby".len();
                 if let Some(subscript) = tuple_subscript_after_call(bytes, at) {
@@ -74,6 +76,11 @@ fn is_tuple_of_items(inside: &[u8]) -> bool {
     let mut item_has_text = false;
     let mut at = 0;
     while at < inside.len() {
+        if let Some(past) = past_literal(inside, at) {
+            item_has_text |= inside[at] != b'#';
+            at = past;
+            continue;
+        }
         match inside[at] {
             b',' => {
                 if item_has_text {
@@ -83,10 +90,6 @@ fn is_tuple_of_items(inside: &[u8]) -> bool {
                 at += 1;
             }
             b':' => return false,
-            b'\'' | b'"' => {
-                item_has_text = true;
-                at = string_end(inside, at);
-            }
             b'(' | b'[' | b'{' => {
                 item_has_text = true;
                 match matching(inside, at) {
@@ -94,7 +97,6 @@ fn is_tuple_of_items(inside: &[u8]) -> bool {
                     None => return false,
                 }
             }
-            b'#' => at = line_end(inside, at),
             byte => {
                 if !byte.is_ascii_whitespace() && byte != b'\\' {
                     item_has_text = true;
@@ -114,15 +116,11 @@ fn matching(bytes: &[u8], open: usize) -> Option<usize> {
     let mut stack = vec![closer(bytes[open])?];
     let mut at = open + 1;
     while at < bytes.len() {
+        if let Some(past) = past_literal(bytes, at) {
+            at = past;
+            continue;
+        }
         match bytes[at] {
-            b'#' => {
-                at = line_end(bytes, at);
-                continue;
-            }
-            b'\'' | b'"' => {
-                at = string_end(bytes, at);
-                continue;
-            }
             b'(' | b'[' | b'{' => stack.push(closer(bytes[at])?),
             byte @ (b')' | b']' | b'}') => {
                 if stack.pop() != Some(byte) {
@@ -137,6 +135,15 @@ fn matching(bytes: &[u8], open: usize) -> Option<usize> {
         at += 1;
     }
     None
+}
+
+/// When a string literal or a comment starts at `at`: the position just past it.
+fn past_literal(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes[at] {
+        b'#' => Some(line_end(bytes, at)),
+        b'\'' | b'"' => Some(string_end(bytes, at)),
+        _ => None,
+    }
 }
 
 fn closer(open: u8) -> Option<u8> {
