@@ -74,6 +74,19 @@ impl RunRecord {
         self.heldout_correct() || self.tried.iter().any(TriedScript::heldout_correct)
     }
 
+    /// Of the candidates the model wrote (each round's `candidates/<n>/<k>/solution.py`, the
+    /// fixes not counted), those right on every held-out case, and all of them: the model's
+    /// own rate of right scripts on the task, whichever the loop kept.
+    pub fn candidate_counts(&self) -> (usize, usize) {
+        let candidates: Vec<&TriedScript> = self
+            .tried
+            .iter()
+            .filter(|t| t.script.starts_with("candidates/"))
+            .collect();
+        let right = candidates.iter().filter(|t| t.heldout_correct()).count();
+        (right, candidates.len())
+    }
+
     /// Input plus output tokens.
     pub fn tokens(&self) -> u64 {
         self.input_tokens + self.output_tokens
@@ -94,6 +107,12 @@ pub struct SplitSummary {
     /// Runs where some script the loop tested was right on every held-out case.
     #[serde(default)]
     pub some_script_correct: usize,
+    /// Candidates the model wrote over the runs ([`RunRecord::candidate_counts`]).
+    #[serde(default)]
+    pub candidates_written: usize,
+    /// Of them, those right on every held-out case.
+    #[serde(default)]
+    pub candidates_correct: usize,
     /// `seed -> held-out correct runs` with that seed: the spread across seeds.
     pub correct_by_seed: BTreeMap<u64, usize>,
     /// Tasks right with at least one seed.
@@ -159,6 +178,9 @@ fn summarize(runs: &[&RunRecord]) -> SplitSummary {
         let correct = r.heldout_correct();
         s.heldout_correct += usize::from(correct);
         s.some_script_correct += usize::from(r.some_script_correct());
+        let (candidates_right, candidates) = r.candidate_counts();
+        s.candidates_correct += candidates_right;
+        s.candidates_written += candidates;
         *s.correct_by_seed.entry(r.seed).or_default() += usize::from(correct);
         if correct {
             right.insert(&r.task);
@@ -225,9 +247,18 @@ pub fn render_table(report: &EvalReport) -> String {
                 |v| format!("{v:.0} {unit}"),
             )
         };
+        // Written only with `--candidates` above 1: at 1 the first script is no candidate.
+        let candidates = if s.candidates_written > 0 {
+            format!(
+                " (candidates right {}/{})",
+                s.candidates_correct, s.candidates_written
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "\n{split}: held-out correct {}/{} runs ({}), some tested script right in {}/{}, \
+            "\n{split}: held-out correct {}/{} runs ({}), some tested script right in {}/{}{}, \
              tasks right with some seed {}/{}; tests passed {}/{}, right on samples {}/{}; \
              {} tokens ({} cached), {:.0} s; per correct run: {}, {}",
             s.heldout_correct,
@@ -235,6 +266,7 @@ pub fn render_table(report: &EvalReport) -> String {
             spread.join(", "),
             s.some_script_correct,
             s.runs,
+            candidates,
             s.tasks_ever_correct,
             s.tasks,
             s.generated,
@@ -338,10 +370,37 @@ mod tests {
         assert!(right.some_script_correct());
         let report = EvalReport::new(serde_json::json!({}), vec![wrong, still_wrong, right]);
         assert_eq!(report.summary["dev"].some_script_correct, 2);
+        let table = render_table(&report);
         assert!(
-            render_table(&report).contains("some tested script right in 2/3"),
-            "{}",
-            render_table(&report)
+            table.contains("some tested script right in 2/3, tasks right"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn candidates_are_counted_apart_from_the_fixes() {
+        let tried = |script: &str, heldout: &[bool]| TriedScript {
+            script: script.into(),
+            cases: record("a", Split::Test, 1, heldout).cases,
+        };
+        let mut first = record("a", Split::Test, 1, &[false]);
+        first.tried = vec![
+            tried("candidates/1/1/solution.py", &[false]),
+            tried("candidates/1/2/solution.py", &[true, true]),
+            tried("candidates/2/1/solution.py", &[true, false]),
+            tried("iterations/1/solution.py", &[true]),
+        ];
+        let mut second = record("b", Split::Test, 1, &[true]);
+        second.tried = vec![tried("candidates/1/1/solution.py", &[true])];
+        assert_eq!(first.candidate_counts(), (1, 3));
+        assert_eq!(second.candidate_counts(), (1, 1));
+        let report = EvalReport::new(serde_json::json!({}), vec![first, second]);
+        let test = &report.summary["test"];
+        assert_eq!((test.candidates_correct, test.candidates_written), (2, 4));
+        let table = render_table(&report);
+        assert!(
+            table.contains("some tested script right in 2/2 (candidates right 2/4)"),
+            "{table}"
         );
     }
 
