@@ -78,13 +78,12 @@ impl RunRecord {
     /// fixes not counted), those right on every held-out case, and all of them: the model's
     /// own rate of right scripts on the task, whichever the loop kept.
     pub fn candidate_counts(&self) -> (usize, usize) {
-        let candidates: Vec<&TriedScript> = self
-            .tried
+        self.tried
             .iter()
             .filter(|t| t.script.starts_with("candidates/"))
-            .collect();
-        let right = candidates.iter().filter(|t| t.heldout_correct()).count();
-        (right, candidates.len())
+            .fold((0, 0), |(right, all), t| {
+                (right + usize::from(t.heldout_correct()), all + 1)
+            })
     }
 
     /// Input plus output tokens.
@@ -347,6 +346,14 @@ mod tests {
         }
     }
 
+    /// `script`, scored with the sample right and `heldout` as its held-out cases.
+    fn tried(script: &str, heldout: &[bool]) -> TriedScript {
+        TriedScript {
+            script: script.into(),
+            cases: record("a", Split::Dev, 1, heldout).cases,
+        }
+    }
+
     #[test]
     fn a_run_is_correct_only_when_every_heldout_case_is() {
         assert!(record("a", Split::Dev, 1, &[true, true]).heldout_correct());
@@ -356,14 +363,11 @@ mod tests {
 
     #[test]
     fn a_tried_script_right_on_every_heldout_case_counts_as_some_script_correct() {
-        let tried = |heldout: &[bool]| TriedScript {
-            script: "iterations/1/solution.py".into(),
-            cases: record("a", Split::Dev, 1, heldout).cases,
-        };
+        let fix = "iterations/1/solution.py";
         let mut wrong = record("a", Split::Dev, 1, &[true, false]);
-        wrong.tried = vec![tried(&[false, true]), tried(&[true, true])];
+        wrong.tried = vec![tried(fix, &[false, true]), tried(fix, &[true, true])];
         let mut still_wrong = record("b", Split::Dev, 1, &[false]);
-        still_wrong.tried = vec![tried(&[true, false])];
+        still_wrong.tried = vec![tried(fix, &[true, false])];
         let right = record("c", Split::Dev, 1, &[true]);
         assert!(wrong.some_script_correct() && !wrong.heldout_correct());
         assert!(!still_wrong.some_script_correct());
@@ -379,10 +383,6 @@ mod tests {
 
     #[test]
     fn candidates_are_counted_apart_from_the_fixes() {
-        let tried = |script: &str, heldout: &[bool]| TriedScript {
-            script: script.into(),
-            cases: record("a", Split::Test, 1, heldout).cases,
-        };
         let mut first = record("a", Split::Test, 1, &[false]);
         first.tried = vec![
             tried("candidates/1/1/solution.py", &[false]),
