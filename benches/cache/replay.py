@@ -137,6 +137,32 @@ def notes_last_layout(records):
     return out
 
 
+TESTS_FILE = re.compile(r"The tests \(`test_solution.py`\):\n```python\n(.*?)\n```", re.S)
+
+
+def echo_cut_layout(records):
+    """The failures without the test file's own lines that pytest's traceback echoes (the
+    prompt shows the file just above): `loop::driver::run_report::without_echoed_tests`."""
+    out = []
+    for record in records:
+        messages = [dict(m) for m in record["messages"]]
+        for message in messages:
+            text = message["content"]
+            tests = TESTS_FILE.search(text)
+            failures = text.find("\n### `")
+            if tests is None or failures < 0:
+                continue
+            lines = {line for line in tests.group(1).split("\n") if line.strip()}
+            kept = [
+                line
+                for line in text[failures:].split("\n")
+                if not (line.startswith("    ") and line[4:] in lines)
+            ]
+            message["content"] = text[:failures] + "\n".join(kept)
+        out.append(dict(record, messages=messages))
+    return out
+
+
 DIAGNOSIS_RULES = "\nDiagnose every failing test on its own."
 DIAGNOSIS_FORM = "\nAnswer with JSON: `failures`"
 
@@ -230,11 +256,14 @@ def main():
     parser.add_argument("--api-base", default="http://127.0.0.1:8089/v1")
     parser.add_argument("--layout", choices=["recorded", "notes-last", "rules-first", "conversation"], default="recorded")
     parser.add_argument("--budget", type=int, default=5000, help="conversation: prompt tokens before starting again")
+    parser.add_argument("--echo-cut", action="store_true", help="failures without the test lines pytest echoes")
     parser.add_argument("--cold", action="store_true", help="clear the slot first with an unrelated request")
     parser.add_argument("--floor", action="store_true", help="count the tokens new to the run instead")
     args = parser.parse_args()
 
     records = load(args.cassette)
+    if args.echo_cut:
+        records = echo_cut_layout(records)
     if args.floor:
         print(json.dumps(floor(args.api_base, records), indent=2))
         return
@@ -266,7 +295,7 @@ def main():
         total[2] += ms
     result = {
         "cassette": args.cassette,
-        "layout": args.layout,
+        "layout": args.layout + (" + echo-cut" if args.echo_cut else ""),
         "steps": {step: {"calls": r[0], "prompt_tokens": r[1], "cached_tokens": r[2], "prompt_ms": round(r[3])} for step, r in per_step.items()},
         "prompt_tokens": total[0],
         "cached_tokens": total[1],
