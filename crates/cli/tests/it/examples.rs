@@ -366,7 +366,7 @@ fn log_analysis() {
     let Replayed {
         outputs, result, ..
     } = &replay("log-analysis", &["--log_file", "app.log"]);
-    // A run of 8 test runs: every recorded answer is used, once, by the step it was for.
+    // A run of 10 test runs: every recorded answer is used, once, by the step it was for.
     let replayed: BTreeMap<String, u64> = result["steps"]
         .as_object()
         .unwrap()

@@ -1,7 +1,8 @@
 //! What the diagnosis and the fixes are shown of a test run (`run` in `loop/_report.j2`): the
 //! tests, the script, the packages, each failure with its output and trace, and the passing
 //! tests. Built one way for all three steps, so their prompts begin with the same text and a
-//! provider's prompt cache serves it once.
+//! provider's prompt cache serves it once. A failure's output leaves out the lines of the test
+//! file that pytest's traceback repeats ([`without_echoed_tests`]): the prompt shows the file.
 
 use serde_json::{Value, json};
 
@@ -24,6 +25,7 @@ pub(super) fn run_report(
     passing: &[String],
     plain: bool,
 ) -> Value {
+    let tests = session.tests().unwrap_or_default();
     let traces = shown_traces(failures.iter().map(|f| f.trace.as_deref()));
     let failures: Vec<Value> = failures
         .iter()
@@ -32,14 +34,17 @@ pub(super) fn run_report(
             json!({
                 "test_id": f.test_id,
                 "outcome": outcome_name(f.outcome),
-                "output": tail(&shown_output(&f.output, plain), FAILURE_OUTPUT_LIMIT),
+                "output": tail(
+                    &without_echoed_tests(&shown_output(&f.output, plain), tests),
+                    FAILURE_OUTPUT_LIMIT
+                ),
                 "trace": trace,
             })
         })
         .collect();
     json!({
         "code": session.code().unwrap_or_default(),
-        "tests": session.tests().unwrap_or_default(),
+        "tests": tests,
         "packages": session.packages(),
         "failures": failures,
         "passing": passing,
@@ -64,6 +69,27 @@ pub(super) fn without_carets(output: &str) -> String {
         .filter(|line| {
             let marks = line.trim_start().strip_prefix('E').unwrap_or(line).trim();
             marks.is_empty() || !marks.chars().all(|c| matches!(c, '^' | '~'))
+        })
+        .collect()
+}
+
+/// `output` without the source lines pytest's long traceback echoes from `tests`: a line
+/// indented four spaces whose rest is a non-blank line of the test file. The failing line
+/// (`>`), the `E` lines, the locations (`test_solution.py:19: AssertionError`) and every line
+/// from elsewhere (the fixtures, the script) stay. The prompt shows the test file above the
+/// failures, so the echo only made each failure a thousand characters longer, all of them new
+/// to the provider's prompt cache (`docs/notes/prompt-cache.md`).
+pub(super) fn without_echoed_tests(output: &str, tests: &str) -> String {
+    let lines: std::collections::HashSet<&str> =
+        tests.lines().filter(|l| !l.trim().is_empty()).collect();
+    output
+        .split_inclusive('\n')
+        .filter(|line| {
+            let text = line.strip_suffix('\n').unwrap_or(line);
+            let text = text.strip_suffix('\r').unwrap_or(text);
+            !text
+                .strip_prefix("    ")
+                .is_some_and(|rest| lines.contains(rest))
         })
         .collect()
 }
@@ -94,7 +120,22 @@ fn outcome_name(outcome: TestOutcome) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::without_carets;
+    use super::{without_carets, without_echoed_tests};
+
+    #[test]
+    fn the_test_lines_pytest_echoes_are_dropped_and_the_rest_kept() {
+        let tests = "import json\n\ndef test_total(run_solution, tmp_path):\n    rows = ['a,1', 'b,2']\n    result = run_solution({'f': rows})\n    assert result.outputs['total'] == 4\n";
+        let output = "run_solution = <function run at 0x…>\n\n    def test_total(run_solution, tmp_path):\n        rows = ['a,1', 'b,2']\n        result = run_solution({'f': rows})\n>       assert result.outputs['total'] == 4\nE       assert 3 == 4\n\nconftest.py:40: in run\n    proc = subprocess.run(argv)\n    def test_other():\ntest_solution.py:6: AssertionError\n";
+        assert_eq!(
+            without_echoed_tests(output, tests),
+            "run_solution = <function run at 0x…>\n\n>       assert result.outputs['total'] == 4\nE       assert 3 == 4\n\nconftest.py:40: in run\n    proc = subprocess.run(argv)\n    def test_other():\ntest_solution.py:6: AssertionError\n"
+        );
+        assert_eq!(
+            without_echoed_tests(output, ""),
+            output,
+            "no test file, nothing dropped"
+        );
+    }
 
     #[test]
     fn caret_lines_are_dropped_and_the_rest_kept() {
