@@ -4,6 +4,8 @@
 //! provider's prompt cache serves it once. A failure's output leaves out the lines of the test
 //! file that pytest's traceback repeats ([`without_echoed_tests`]): the prompt shows the file.
 
+use std::collections::HashSet;
+
 use serde_json::{Value, json};
 
 use crate::protocol::{FailedTest, TestOutcome};
@@ -26,6 +28,7 @@ pub(super) fn run_report(
     plain: bool,
 ) -> Value {
     let tests = session.tests().unwrap_or_default();
+    let echoed = test_lines(tests);
     let traces = shown_traces(failures.iter().map(|f| f.trace.as_deref()));
     let failures: Vec<Value> = failures
         .iter()
@@ -35,7 +38,7 @@ pub(super) fn run_report(
                 "test_id": f.test_id,
                 "outcome": outcome_name(f.outcome),
                 "output": tail(
-                    &without_echoed_tests(&shown_output(&f.output, plain), tests),
+                    &without_echoed_tests(&shown_output(&f.output, plain), &echoed),
                     FAILURE_OUTPUT_LIMIT
                 ),
                 "trace": trace,
@@ -73,15 +76,19 @@ pub(super) fn without_carets(output: &str) -> String {
         .collect()
 }
 
-/// `output` without the source lines pytest's long traceback echoes from `tests`: a line
-/// indented four spaces whose rest is a non-blank line of the test file. The failing line
+/// The non-blank lines of the test file, which [`without_echoed_tests`] looks up: built once
+/// per report, not once per failure.
+pub(super) fn test_lines(tests: &str) -> HashSet<&str> {
+    tests.lines().filter(|l| !l.trim().is_empty()).collect()
+}
+
+/// `output` without the source lines pytest's long traceback echoes from the test file: a
+/// line indented four spaces whose rest is one of its non-blank `lines` ([`test_lines`]). The failing line
 /// (`>`), the `E` lines, the locations (`test_solution.py:19: AssertionError`) and every line
 /// from elsewhere (the fixtures, the script) stay. The prompt shows the test file above the
 /// failures, so the echo only made each failure a thousand characters longer, all of them new
 /// to the provider's prompt cache (`docs/notes/prompt-cache.md`).
-pub(super) fn without_echoed_tests(output: &str, tests: &str) -> String {
-    let lines: std::collections::HashSet<&str> =
-        tests.lines().filter(|l| !l.trim().is_empty()).collect();
+pub(super) fn without_echoed_tests(output: &str, lines: &HashSet<&str>) -> String {
     output
         .split_inclusive('\n')
         .filter(|line| {
@@ -120,18 +127,18 @@ fn outcome_name(outcome: TestOutcome) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::{without_carets, without_echoed_tests};
+    use super::{test_lines, without_carets, without_echoed_tests};
 
     #[test]
     fn the_test_lines_pytest_echoes_are_dropped_and_the_rest_kept() {
         let tests = "import json\n\ndef test_total(run_solution, tmp_path):\n    rows = ['a,1', 'b,2']\n    result = run_solution({'f': rows})\n    assert result.outputs['total'] == 4\n";
         let output = "run_solution = <function run at 0x…>\n\n    def test_total(run_solution, tmp_path):\n        rows = ['a,1', 'b,2']\n        result = run_solution({'f': rows})\n>       assert result.outputs['total'] == 4\nE       assert 3 == 4\n\nconftest.py:40: in run\n    proc = subprocess.run(argv)\n    def test_other():\ntest_solution.py:6: AssertionError\n";
         assert_eq!(
-            without_echoed_tests(output, tests),
+            without_echoed_tests(output, &test_lines(tests)),
             "run_solution = <function run at 0x…>\n\n>       assert result.outputs['total'] == 4\nE       assert 3 == 4\n\nconftest.py:40: in run\n    proc = subprocess.run(argv)\n    def test_other():\ntest_solution.py:6: AssertionError\n"
         );
         assert_eq!(
-            without_echoed_tests(output, ""),
+            without_echoed_tests(output, &test_lines("")),
             output,
             "no test file, nothing dropped"
         );
