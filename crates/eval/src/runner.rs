@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use autocoder_agent::{AgentError, AgentOptions, ToolProtocol, generate_agent};
-use autocoder_llm::{LlmClient, LlmConfig, LlmError, ModelSpec};
+use autocoder_llm::{LlmClient, LlmConfig, LlmError, ModelCache, ModelCacheMode, ModelSpec};
 use autocoder_loop::rundir::GenerationResult;
 use autocoder_loop::session::Limits;
 use autocoder_loop::{GenerateOptions, LoopError, Progress, Prompting, SandboxOptions, generate};
@@ -60,6 +60,13 @@ pub struct EvalOptions {
     pub prompts_dir: Option<PathBuf>,
     /// Generate with the tool-using agent instead of the pipeline (`--agent`).
     pub agent: Option<AgentSettings>,
+    /// The model-call cache (`--model-cache`): off by default, so that each run asks the model.
+    /// With `auto`, two evals that make a request word for word (a change's before and after
+    /// arms, up to the first prompt the change alters) get the same answer, so their runs part
+    /// only where the change does.
+    pub model_cache: ModelCacheMode,
+    /// Where the model-call cache is; `None`: its usual place ([`ModelCache::default_dir`]).
+    pub model_cache_dir: Option<PathBuf>,
 }
 
 /// How the agent runs when an eval generates with it; everything else comes from the eval's
@@ -107,6 +114,13 @@ struct Settings<'a> {
     /// Absent for the pipeline, so evals written before agent mode resume unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     agent: Option<AgentSettingsRecord>,
+    /// Absent when off, so evals written before it existed resume unchanged.
+    #[serde(skip_serializing_if = "is_off")]
+    model_cache: &'static str,
+}
+
+fn is_off(mode: &&'static str) -> bool {
+    *mode == ModelCacheMode::Off.name()
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
@@ -137,6 +151,7 @@ impl EvalOptions {
             sample_rows: self.sample_rows,
             prompts_dir: self.prompts_dir.as_deref(),
             sandbox: self.sandbox.backend.name(),
+            model_cache: self.model_cache.name(),
             agent: self.agent.map(|a| AgentSettingsRecord {
                 max_turns: a.max_turns,
                 protocol: self.agent_protocol(a).name(),
@@ -331,6 +346,14 @@ async fn run_one(
     config.conversation_log = Some(run_dir.join("conversation.jsonl"));
     config.prompts_dir.clone_from(&options.prompts_dir);
     let client = LlmClient::new(config)?;
+    if options.model_cache != ModelCacheMode::Off {
+        let dir = options
+            .model_cache_dir
+            .clone()
+            .unwrap_or_else(ModelCache::default_dir);
+        let cache = ModelCache::new(dir, options.model_cache, client.endpoint());
+        client.add_store(std::sync::Arc::new(cache));
+    }
     let generate_options = generate_options(task, options, &run_dir);
     let started = Instant::now();
     let progress = |p: &Progress| on_event(&EvalEvent::Progress(p));
@@ -527,6 +550,8 @@ mod tests {
             sample_rows: 20,
             prompts_dir: None,
             agent: None,
+            model_cache: ModelCacheMode::Off,
+            model_cache_dir: None,
         };
         let later = [
             "trace_values",
@@ -554,5 +579,8 @@ mod tests {
         assert_eq!(settings["sample_fixes"], 2);
         assert_eq!(settings["model_profile"], "small");
         assert!(settings.get("no_plan").is_none(), "{settings}");
+        assert!(settings.get("model_cache").is_none(), "{settings}");
+        options.model_cache = ModelCacheMode::Auto;
+        assert_eq!(options.settings()["model_cache"], "auto");
     }
 }

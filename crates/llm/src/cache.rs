@@ -33,6 +33,15 @@ pub enum ModelCacheMode {
 }
 
 impl ModelCacheMode {
+    /// `auto`, `refresh` or `off`: the name [`ModelCacheMode::from_name`] parses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Refresh => "refresh",
+            Self::Off => "off",
+        }
+    }
+
     /// Parses `auto`, `refresh` or `off`.
     pub fn from_name(name: &str) -> Option<Self> {
         match name {

@@ -10,6 +10,7 @@ use autocoder_agent::ToolProtocol;
 use autocoder_eval::{
     AgentSettings, EvalEvent, EvalOptions, Split, Suite, render_table, run_suite,
 };
+use autocoder_llm::ModelCacheMode;
 use autocoder_loop::Prompting;
 
 use crate::cli::GlobalArgs;
@@ -59,6 +60,12 @@ pub(crate) struct EvalArgs {
     prompts_dir: Option<PathBuf>,
     #[command(flatten)]
     agent: EvalAgentArgs,
+    /// The model-call cache: `off` (the default) asks the model for every run; `auto` answers a
+    /// request made before (by any eval or generate) from the cache, so the two arms of a
+    /// change's before-and-after share every answer up to the first prompt the change alters
+    /// (an answer from the cache counts no call and no token).
+    #[arg(long, default_value = "off", value_parser = ["auto", "refresh", "off"])]
+    model_cache: String,
     /// Print `eval.json` on stdout instead of the table.
     #[arg(long)]
     json: bool,
@@ -158,6 +165,9 @@ pub(crate) async fn run(args: EvalArgs, global: &GlobalArgs) -> anyhow::Result<i
         sample_rows: args.sample_rows,
         prompts_dir: args.prompts_dir.clone(),
         agent: args.agent.settings(),
+        model_cache: ModelCacheMode::from_name(&args.model_cache)
+            .with_context(|| format!("--model-cache {}", args.model_cache))?,
+        model_cache_dir: None,
     };
     let quiet = global.quiet;
     let on_event = move |event: &EvalEvent<'_>| {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use autocoder_agent::ToolProtocol;
 use autocoder_eval::{AgentSettings, EvalError, EvalEvent, EvalOptions, Suite, run_suite};
-use autocoder_llm::{LlmConfig, ModelSpec};
+use autocoder_llm::{LlmConfig, ModelCacheMode, ModelSpec};
 use autocoder_loop::Prompting;
 use autocoder_testkit::{Entry, Reply, Script, ScriptedServer};
 use serde_json::json;
@@ -84,6 +84,8 @@ fn options(server: &ScriptedServer, out: &std::path::Path) -> EvalOptions {
         sample_rows: 10,
         prompts_dir: None,
         agent: None,
+        model_cache: ModelCacheMode::Off,
+        model_cache_dir: None,
     }
 }
 
@@ -189,6 +191,54 @@ async fn a_right_script_scores_correct_and_a_wrong_one_incorrect() {
     let err = run_suite(&suite, &changed, &|_| {}).await.unwrap_err();
     assert!(matches!(err, EvalError::SettingsChanged { .. }), "{err}");
     assert!(err.to_string().contains("max_iterations"), "{err}");
+}
+
+/// `--model-cache auto`: a second eval (another `--out`, as a change's other arm) that makes
+/// the first one's requests word for word is answered from the cache, not by the model, and
+/// scores the same; `off` (the default) asks the model every time.
+#[tokio::test]
+async fn two_evals_sharing_the_model_cache_ask_the_model_once() {
+    let suite = Suite::load(&suite::suite_dir()).unwrap();
+    let server = ScriptedServer::start(Script::new(answers(INNER_JOIN)))
+        .await
+        .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let (before, after) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let cached = |out: &std::path::Path| EvalOptions {
+        model_cache: ModelCacheMode::Auto,
+        model_cache_dir: Some(cache.path().to_path_buf()),
+        ..join_only(&server, out)
+    };
+
+    let first = run_suite(&suite, &cached(before.path()), &|_| {})
+        .await
+        .unwrap();
+    let asked = server.requests().len();
+    assert_eq!(asked, 3, "plan, code and tests");
+    let second = run_suite(&suite, &cached(after.path()), &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(
+        server.requests().len(),
+        asked,
+        "the second eval asked the model"
+    );
+    assert_eq!(second.runs[0].cases, first.runs[0].cases);
+    // What the cache answered cost no call and no token.
+    assert_eq!(first.runs[0].model_calls, 3);
+    assert_eq!(second.runs[0].model_calls, 0);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(after.path().join("eval.json")).unwrap())
+            .unwrap();
+    assert_eq!(written["settings"]["model_cache"], "auto");
+
+    // Without the cache the same eval asks the model again (whose script has run out).
+    let uncached = tempfile::tempdir().unwrap();
+    let report = run_suite(&suite, &join_only(&server, uncached.path()), &|_| {})
+        .await
+        .unwrap();
+    assert!(server.requests().len() > asked);
+    assert!(!report.runs[0].generated, "{:#?}", report.runs[0]);
 }
 
 /// The loop can test a right script and keep a wrong one: here the model's test expects 5
