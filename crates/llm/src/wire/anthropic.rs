@@ -35,7 +35,11 @@ pub(crate) fn body(request: &WireRequest<'_>) -> Value {
             json!([{"type": "text", "text": system.join("\n\n"), "cache_control": ephemeral()}]),
         );
     }
-    let mut turns = messages(request.messages);
+    // Anthropic takes at most four marks in a request: the system prompt's, the conversation's
+    // (when it has one) and, with what is left, the user messages' shared beginnings.
+    let conversation = usize::from(turn_count(request.messages) >= CONVERSATION_TURNS);
+    let user_marks = CACHE_MARKS.saturating_sub(usize::from(!system.is_empty()) + conversation);
+    let mut turns = messages(request.messages, user_marks);
     mark_conversation_prefix(&mut turns);
     body.insert("messages".into(), Value::Array(turns));
     if let Some(temperature) = params.temperature {
@@ -70,12 +74,21 @@ pub(crate) fn body(request: &WireRequest<'_>) -> Value {
 
 /// Anthropic wants alternating user/assistant turns with tool results inside user turns:
 /// consecutive tool results (and user text) are merged into one user message.
-fn messages(messages: &[Message]) -> Vec<Value> {
+/// User messages' shared beginnings are marked with at most `marks` marks in all, the last
+/// messages' first (their beginnings are the longest).
+fn messages(messages: &[Message], mut marks: usize) -> Vec<Value> {
+    let mut allotted = vec![0; messages.len()];
+    for (index, message) in messages.iter().enumerate().rev() {
+        if message.role == Role::User {
+            allotted[index] = cache_breaks(message).len().min(marks);
+            marks -= allotted[index];
+        }
+    }
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for message in messages {
+    for (message, &limit) in messages.iter().zip(&allotted) {
         let (role, blocks) = match message.role {
             Role::System => continue,
-            Role::User => ("user", user_blocks(message)),
+            Role::User => ("user", user_blocks(message, limit)),
             Role::Tool => (
                 "user",
                 vec![json!({
@@ -105,13 +118,34 @@ fn messages(messages: &[Message]) -> Vec<Value> {
         .collect()
 }
 
-/// Beginnings of one user message marked for the cache, at most (with the system prompt's and
-/// the conversation's marks, Anthropic's limit of four).
-const USER_CACHE_BREAKS: usize = 2;
+/// Anthropic's limit of `cache_control` marks in one request.
+const CACHE_MARKS: usize = 4;
 
-/// A user message's text blocks: split where a shared beginning ends (the last
-/// [`USER_CACHE_BREAKS`] of its valid [`Message::cache_breaks`]), each such beginning marked.
-fn user_blocks(message: &Message) -> Vec<Value> {
+/// Turns (after merging, see [`messages`]) from which a conversation's newest turn is marked.
+const CONVERSATION_TURNS: usize = 3;
+
+/// How many turns `messages` become on the wire: system messages apart, consecutive messages
+/// of one side (tool results are the user's) are one turn.
+fn turn_count(messages: &[Message]) -> usize {
+    let mut count = 0;
+    let mut last = None;
+    for message in messages {
+        let side = match message.role {
+            Role::System => continue,
+            Role::User | Role::Tool => Role::User,
+            Role::Assistant => Role::Assistant,
+        };
+        if last != Some(side) {
+            count += 1;
+            last = Some(side);
+        }
+    }
+    count
+}
+
+/// The valid ends of `message`'s shared beginnings, in order: inside the text (not at its
+/// start or end) and on a character boundary.
+fn cache_breaks(message: &Message) -> Vec<usize> {
     let text = message.content.as_str();
     let mut breaks: Vec<usize> = message
         .cache_breaks
@@ -121,7 +155,15 @@ fn user_blocks(message: &Message) -> Vec<Value> {
         .collect();
     breaks.sort_unstable();
     breaks.dedup();
-    let breaks = &breaks[breaks.len().saturating_sub(USER_CACHE_BREAKS)..];
+    breaks
+}
+
+/// A user message's text blocks: split where a shared beginning ends (the last `limit` of its
+/// [`cache_breaks`], the longest beginnings), each such beginning marked.
+fn user_blocks(message: &Message, limit: usize) -> Vec<Value> {
+    let text = message.content.as_str();
+    let breaks = cache_breaks(message);
+    let breaks = &breaks[breaks.len().saturating_sub(limit)..];
     let mut blocks = Vec::with_capacity(breaks.len() + 1);
     let mut start = 0;
     for &end in breaks {
@@ -245,7 +287,7 @@ mod tests {
         let task_end = text.find("The tests").unwrap();
         let report_end = text.find("Diagnose").unwrap();
         // 0, the text's length, a split inside `é` and an offset past the end are not
-        // beginnings; the first of three valid ones is dropped (Anthropic allows four marks).
+        // beginnings; with two marks to give, the first of three valid ones is dropped.
         let inside = text.find('é').unwrap() + 1;
         let message = Message::user(text).with_cache_breaks(vec![
             report_end,
@@ -257,7 +299,8 @@ mod tests {
             task_end,
             task_end,
         ]);
-        let blocks = user_blocks(&message);
+        assert_eq!(cache_breaks(&message), [3, task_end, report_end]);
+        let blocks = user_blocks(&message, 2);
         let texts: Vec<&str> = blocks.iter().map(|b| b["text"].as_str().unwrap()).collect();
         assert_eq!(texts.concat(), text, "the text is sent whole, in order");
         assert_eq!(
@@ -273,7 +316,71 @@ mod tests {
             .map(|b| b.get("cache_control").is_some())
             .collect();
         assert_eq!(marked, [true, true, false]);
-        let plain = user_blocks(&Message::user(text));
+        let plain = user_blocks(&Message::user(text), 2);
         assert_eq!(plain, vec![json!({"type": "text", "text": text})]);
+    }
+
+    /// Every `cache_control` in a request body.
+    fn marks(body: &Value) -> usize {
+        match body {
+            Value::Object(map) => {
+                usize::from(map.contains_key("cache_control"))
+                    + map.values().map(marks).sum::<usize>()
+            }
+            Value::Array(items) => items.iter().map(marks).sum(),
+            _ => 0,
+        }
+    }
+
+    fn body_of(messages: &[Message]) -> Value {
+        let params = crate::CallParams::default();
+        body(&WireRequest {
+            model: "claude",
+            messages,
+            params: &params,
+            tools: &[],
+            tool_choice: &ToolChoice::Auto,
+            response_format: None,
+        })
+    }
+
+    #[test]
+    fn a_request_never_carries_more_than_four_cache_marks() {
+        let text = "Task\nJudging\nTests\nFailures\nScript\nDiagnose.";
+        let ends: Vec<usize> = ["Judging", "Tests", "Failures", "Diagnose"]
+            .iter()
+            .map(|part| text.find(part).unwrap())
+            .collect();
+        let user = Message::user(text).with_cache_breaks(ends.clone());
+        // One turn: the system prompt's mark and three of the user's four beginnings, the
+        // longest three.
+        let one = body_of(&[Message::system("rules"), user.clone()]);
+        assert_eq!(marks(&one), 4);
+        let blocks = one["messages"][0]["content"].as_array().unwrap();
+        assert_eq!(blocks[0]["text"], &text[..ends[1]]);
+        // Without a system prompt, all four.
+        assert_eq!(marks(&body_of(std::slice::from_ref(&user))), 4);
+        assert_eq!(
+            body_of(std::slice::from_ref(&user))["messages"][0]["content"]
+                .as_array()
+                .unwrap()
+                .len(),
+            5
+        );
+        // A repair round (three turns): the conversation's mark, the system prompt's, and two
+        // of the first message's beginnings.
+        let round = body_of(&[
+            Message::system("rules"),
+            user,
+            Message::assistant("{"),
+            Message::user("That was not JSON."),
+        ]);
+        assert_eq!(marks(&round), 4);
+        assert_eq!(round["messages"][0]["content"].as_array().unwrap().len(), 3);
+        assert!(
+            round["messages"][2]["content"][0]
+                .get("cache_control")
+                .is_some()
+        );
     }
 }
