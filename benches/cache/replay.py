@@ -18,6 +18,10 @@ same text without running the model again:
   rules-first   the diagnosis's instructions (all but its answer's form) between the task and
                 the report, and each fix the diagnosis's next turn: the diagnosis's prompt,
                 its answer, then the fix's own part (its prompt after the report)
+  steady-first  the prompts as today's templates arrange them: notes-last, and the report as
+                `templates/loop/_report.j2` orders it since 2026-12-06, the diagnosis's rules
+                (how a failure is judged) before the tests in the diagnosis and both fixes
+                alike, the packages after the tests, and the script after the failures
   conversation  the repair steps as one growing conversation: a fix is the next turn after
                 its diagnosis (only the fix's own part is new), the next diagnosis the next
                 turn after the fix (the report's text after the task is new); a conversation
@@ -28,7 +32,7 @@ test and script function, each failure, each block of rules), counts each sectio
 with the server's tokenizer, and reports how many are new to the run (in no earlier prompt):
 no order of the same text can serve those from a cache.
 
-Usage: replay.py CASSETTE [--api-base URL] [--layout recorded|notes-last|rules-first|conversation]
+Usage: replay.py CASSETTE [--api-base URL] [--layout recorded|notes-last|rules-first|steady-first|conversation]
                  [--budget N] [--cold] [--floor]
 Standard library only. Run one replay at a time: the server has one slot.
 """
@@ -196,6 +200,48 @@ def rules_first_layout(records):
     return out
 
 
+SCRIPT_HEADING = "\nThe script (`solution.py`):"
+PACKAGES_HEADING = "\nInstalled packages:"
+FAILURES_HEADINGS = ("\nThese tests did not pass:", "\nWhat failed:")
+FAILURES_END = ("\nEarlier rounds", DIAGNOSIS_RULES, "\nThe diagnosis found", DIAGNOSIS_FORM)
+
+
+def steady_first_layout(records):
+    """The report ordered steadiest first: the diagnosis's rules between the task and the tests
+    in the diagnosis and both fixes, then the tests, the packages, the failures and the passing
+    tests, and the script last."""
+    rules = None
+    for record in records:
+        text = record["messages"][-1]["content"]
+        start, form = text.find(DIAGNOSIS_RULES), text.find(DIAGNOSIS_FORM)
+        if record["step"] == "diagnose" and 0 <= start < form:
+            rules = text[start:form]
+            break
+    out = []
+    for record in records:
+        text = record["messages"][-1]["content"]
+        if record["step"] not in REPAIR:
+            out.append(record)
+            continue
+        script, packages = text.find(SCRIPT_HEADING), text.find(PACKAGES_HEADING)
+        failures = max((text.find(h) for h in FAILURES_HEADINGS if text.find(h) > packages), default=-1)
+        if 0 <= script < packages < failures:
+            ends = [text.find(m, failures) for m in FAILURES_END if text.find(m, failures) >= 0]
+            end = min(ends) if ends else len(text)
+            text = text[:script] + text[packages:end] + "\n" + text[script:packages] + text[end:]
+        if rules is not None:
+            start, form = text.find(DIAGNOSIS_RULES), text.find(DIAGNOSIS_FORM)
+            if record["step"] == "diagnose" and 0 <= start < form:
+                text = text[:start] + text[form:]
+            at = report_start(text)
+            if at is not None:
+                text = text[:at] + rules + "\n" + text[at:]
+        messages = [dict(m) for m in record["messages"]]
+        messages[-1]["content"] = text
+        out.append(dict(record, messages=messages))
+    return out
+
+
 SECTION = re.compile(
     r"\n(?=def |### |The tests \(|The script \(|These tests|Installed packages|Diagnose every"
     r"|Answer with|A previous|Earlier rounds|The diagnosis found|Write |Rules for|How tests run"
@@ -254,7 +300,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("cassette")
     parser.add_argument("--api-base", default="http://127.0.0.1:8089/v1")
-    parser.add_argument("--layout", choices=["recorded", "notes-last", "rules-first", "conversation"], default="recorded")
+    parser.add_argument("--layout", choices=["recorded", "notes-last", "rules-first", "steady-first", "conversation"], default="recorded")
     parser.add_argument("--budget", type=int, default=5000, help="conversation: prompt tokens before starting again")
     parser.add_argument("--echo-cut", action="store_true", help="failures without the test lines pytest echoes")
     parser.add_argument("--cold", action="store_true", help="clear the slot first with an unrelated request")
@@ -271,6 +317,8 @@ def main():
         records = notes_last_layout(records)
     if args.layout == "rules-first":
         records = rules_first_layout(notes_last_layout(records))
+    if args.layout == "steady-first":
+        records = steady_first_layout(notes_last_layout(records))
     if args.layout == "conversation":
         # About 3.4 characters per token for this text with Qwen2.5's tokenizer.
         records = conversation_layout(records, int(args.budget * 3.4))
