@@ -18,10 +18,10 @@ same text without running the model again:
   rules-first   the diagnosis's instructions (all but its answer's form) between the task and
                 the report, and each fix the diagnosis's next turn: the diagnosis's prompt,
                 its answer, then the fix's own part (its prompt after the report)
-  steady-first  the prompts as today's templates arrange them: notes-last, and the report as
-                `templates/loop/_report.j2` orders it since 2026-12-06, the diagnosis's rules
-                (how a failure is judged) before the tests in the diagnosis and both fixes
-                alike, the packages after the tests, and the script after the failures
+  steady-first  notes-last, and the report ordered steadiest first (tried 2026-12-06, not kept:
+                docs/notes/prompt-cache.md): the diagnosis's rules (how a failure is judged)
+                before the tests in the diagnosis and both fixes alike, the packages after the
+                tests, and the script after the failures
   conversation  the repair steps as one growing conversation: a fix is the next turn after
                 its diagnosis (only the fix's own part is new), the next diagnosis the next
                 turn after the fix (the report's text after the task is new); a conversation
@@ -121,6 +121,13 @@ NOTES = "A previous attempt was dropped:\n"
 ANSWER_FORMS = ("\nAnswer with the full test file", "\nWrite the complete script", "\nAnswer with JSON")
 
 
+def with_text(record, text):
+    """`record` with its last message's text replaced by `text`."""
+    messages = [dict(m) for m in record["messages"]]
+    messages[-1]["content"] = text
+    return dict(record, messages=messages)
+
+
 def notes_last_layout(records):
     """The code and tests prompts with a dropped attempt's notes just before the answer's form."""
     out = []
@@ -135,9 +142,7 @@ def notes_last_layout(records):
         rest = text[:start] + text[end + 2 :]
         forms = [rest.rfind(form) for form in ANSWER_FORMS if form in rest]
         at = max(forms) + 1 if forms else len(rest)
-        messages = [dict(m) for m in record["messages"]]
-        messages[-1]["content"] = rest[:at] + block + rest[at:]
-        out.append(dict(record, messages=messages))
+        out.append(with_text(record, rest[:at] + block + rest[at:]))
     return out
 
 
@@ -171,6 +176,12 @@ DIAGNOSIS_RULES = "\nDiagnose every failing test on its own."
 DIAGNOSIS_FORM = "\nAnswer with JSON: `failures`"
 
 
+def diagnosis_rules(text):
+    """Where a diagnosis prompt's rules begin and its answer's form begins, or None."""
+    start, form = text.find(DIAGNOSIS_RULES), text.find(DIAGNOSIS_FORM)
+    return (start, form) if 0 <= start < form else None
+
+
 def rules_first_layout(records):
     """The diagnosis's rules before the report; a fix as the next turn of its diagnosis."""
     out = []
@@ -178,16 +189,15 @@ def rules_first_layout(records):
     for record in records:
         step, text = record["step"], record["messages"][-1]["content"]
         if step == "diagnose":
-            start, rules, form = report_start(text), text.find(DIAGNOSIS_RULES), text.find(DIAGNOSIS_FORM)
-            if start is None or rules < 0 or form < rules:
+            start, span = report_start(text), diagnosis_rules(text)
+            if start is None or span is None:
                 diagnosis = None
                 out.append(record)
                 continue
-            moved = text[:start] + text[rules:form] + "\n" + text[start:rules] + text[form:]
-            messages = [dict(m) for m in record["messages"]]
-            messages[-1]["content"] = moved
-            diagnosis = (text, messages, record["answer"])
-            out.append(dict(record, messages=messages))
+            rules, form = span
+            moved = with_text(record, text[:start] + text[rules:form] + "\n" + text[start:rules] + text[form:])
+            diagnosis = (text, moved["messages"], record["answer"])
+            out.append(moved)
         elif step in REPAIR and diagnosis is not None:
             original, messages, answer = diagnosis
             own = text[common_prefix(original, text) :]
@@ -213,9 +223,9 @@ def steady_first_layout(records):
     rules = None
     for record in records:
         text = record["messages"][-1]["content"]
-        start, form = text.find(DIAGNOSIS_RULES), text.find(DIAGNOSIS_FORM)
-        if record["step"] == "diagnose" and 0 <= start < form:
-            rules = text[start:form]
+        span = diagnosis_rules(text)
+        if record["step"] == "diagnose" and span is not None:
+            rules = text[span[0] : span[1]]
             break
     out = []
     for record in records:
@@ -224,21 +234,19 @@ def steady_first_layout(records):
             out.append(record)
             continue
         script, packages = text.find(SCRIPT_HEADING), text.find(PACKAGES_HEADING)
-        failures = max((text.find(h) for h in FAILURES_HEADINGS if text.find(h) > packages), default=-1)
+        failures = max((at for at in map(text.find, FAILURES_HEADINGS) if at > packages), default=-1)
         if 0 <= script < packages < failures:
-            ends = [text.find(m, failures) for m in FAILURES_END if text.find(m, failures) >= 0]
-            end = min(ends) if ends else len(text)
+            ends = [at for at in (text.find(m, failures) for m in FAILURES_END) if at >= 0]
+            end = min(ends, default=len(text))
             text = text[:script] + text[packages:end] + "\n" + text[script:packages] + text[end:]
         if rules is not None:
-            start, form = text.find(DIAGNOSIS_RULES), text.find(DIAGNOSIS_FORM)
-            if record["step"] == "diagnose" and 0 <= start < form:
-                text = text[:start] + text[form:]
+            span = diagnosis_rules(text)
+            if record["step"] == "diagnose" and span is not None:
+                text = text[: span[0]] + text[span[1] :]
             at = report_start(text)
             if at is not None:
                 text = text[:at] + rules + "\n" + text[at:]
-        messages = [dict(m) for m in record["messages"]]
-        messages[-1]["content"] = text
-        out.append(dict(record, messages=messages))
+        out.append(with_text(record, text))
     return out
 
 

@@ -180,7 +180,7 @@ fn user_blocks(message: &Message, limit: usize) -> Vec<Value> {
 /// reads the whole prefix from the cache. A one-turn prompt is not marked (its text is not sent
 /// again, and a cache write costs more than a plain input token).
 fn mark_conversation_prefix(turns: &mut [Value]) {
-    if turns.len() < 3 {
+    if turns.len() < CONVERSATION_TURNS {
         return;
     }
     if let Some(block) = turns
