@@ -45,10 +45,35 @@ pub(crate) fn faults(output: &str) -> Vec<Fault> {
     if undefined_name_in_the_script(output) {
         found.push(Fault::UndefinedName);
     }
-    if let Some(name) = name_missing_from_solution(output) {
+    let missing_from_solution = name_missing_from_solution(output);
+    let import_of_solution = missing_from_solution.is_some();
+    if let Some(name) = missing_from_solution {
         found.push(Fault::MissingFromSolution { name });
     }
+    if dependency_missing(output, import_of_solution) {
+        found.push(Fault::MissingDependency);
+    }
     found
+}
+
+/// What Python, the loader and the shell say when something the run needs is not installed.
+const MISSING_DEPENDENCY: [&str; 9] = [
+    "ModuleNotFoundError",
+    "No module named",
+    "cannot open shared object file",
+    "command not found",
+    "PackageNotFoundError",
+    "ZoneInfoNotFoundError",
+    "UnknownTimeZoneError",
+    "No time zone found",
+    "library not found",
+];
+
+/// Whether a test's report shows something the run needs that is not installed here. An
+/// `ImportError` counts unless it is a name missing from `solution` (the tests' guess).
+fn dependency_missing(output: &str, import_of_solution: bool) -> bool {
+    MISSING_DEPENDENCY.iter().any(|said| output.contains(said))
+        || (!import_of_solution && output.contains("ImportError"))
 }
 
 /// Whether a test's report shows the script itself crashing on a name it never defined
@@ -90,5 +115,33 @@ mod tests {
             }]
         );
         assert!(faults("E   assert 7 == 6").is_empty());
+    }
+
+    #[test]
+    fn a_missing_module_library_program_or_time_zone_is_a_missing_dependency() {
+        for report in [
+            "E   ModuleNotFoundError: No module named 'scipy'",
+            "E   ImportError: libGL.so.1: cannot open shared object file: No such file or directory",
+            "E   ImportError: cannot import name 'Self' from 'typing'",
+            "/bin/sh: 1: tesseract: command not found",
+            "E   zoneinfo._common.ZoneInfoNotFoundError: 'No time zone found with key Europe/Paris'",
+            "E   pytz.exceptions.UnknownTimeZoneError: 'Europe/Paris'",
+        ] {
+            assert!(
+                faults(report).contains(&Fault::MissingDependency),
+                "{report}"
+            );
+        }
+        // A wrong value, a crash in the script, a name the tests guessed: nothing to install.
+        for report in [
+            "E   AssertionError: assert {'db': 2} == {'db': 1}",
+            "  File \"/sandbox/solution.py\", line 9, in compute\nAttributeError: Can only use .dt accessor with datetimelike values",
+            "E   ImportError: cannot import name 'parse_log' from 'solution' (/sandbox/solution.py)",
+        ] {
+            assert!(
+                !faults(report).contains(&Fault::MissingDependency),
+                "{report}"
+            );
+        }
     }
 }

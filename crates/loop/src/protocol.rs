@@ -119,6 +119,10 @@ pub enum Fault {
         /// The name.
         name: String,
     },
+    /// Something the run needs is not installed here: a module that cannot be imported, a
+    /// shared library or a program that cannot be found, a time zone the system lacks. Only
+    /// then can an `environment` diagnosis be right: packages cannot change a wrong value.
+    MissingDependency,
 }
 
 /// One test's result.

@@ -366,13 +366,13 @@ fn log_analysis() {
     let Replayed {
         outputs, result, ..
     } = &replay("log-analysis", &["--log_file", "app.log"]);
-    // A run of 10 test runs: every recorded answer is used, once, by the step it was for.
-    let replayed: BTreeMap<String, u64> = result["steps"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(step, spent)| (step.clone(), spent["calls"].as_u64().unwrap()))
-        .collect();
+    // Every recorded answer is used, once, by the step it was for (an answer asked again,
+    // `diagnose/repair`, counts as its step's, as in `step_answered`).
+    let mut replayed: BTreeMap<String, u64> = BTreeMap::new();
+    for (step, spent) in result["steps"].as_object().unwrap() {
+        let step = step.split('/').next().unwrap_or(step).to_owned();
+        *replayed.entry(step).or_default() += spent["calls"].as_u64().unwrap();
+    }
     assert_eq!(
         replayed,
         cassette_counts(

@@ -251,8 +251,57 @@ fn routed_json(failure: &RoutedFailure) -> serde_json::Value {
         "test_id": failure.test_id,
         "evidence": failure.evidence,
         "fix": failure.fix,
-        "reclassified": failure.reclassified_from.is_some_and(|from| from != failure.kind),
+        // Sent to the other fixer than the diagnosis named (a test fix that did not help goes
+        // to the code fixer, and the other way round).
+        "reclassified": matches!(
+            (failure.reclassified_from, failure.kind),
+            (Some(FailureKind::TestError), FailureKind::Logic)
+                | (Some(FailureKind::Logic), FailureKind::TestError)
+        ),
+        // Put down to the environment with nothing to install: the code fixer's.
+        "not_environment": failure.reclassified_from == Some(FailureKind::Environment)
+            && failure.kind == FailureKind::Logic,
         "sample_run": failure.test_id == crate::session::SAMPLE_RUN_ID,
         "function": failure.function,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::routed_json;
+    use crate::protocol::{FailureKind, RoutedFailure};
+
+    fn routed(from: Option<FailureKind>, kind: FailureKind) -> serde_json::Value {
+        routed_json(&RoutedFailure {
+            test_id: "test_solution.py::test_total".into(),
+            output: "E   assert 7 == 6".into(),
+            evidence: "pandas is too new".into(),
+            fix: "pin pandas==1.4.3".into(),
+            kind,
+            reclassified_from: from,
+            trace: None,
+            function: None,
+        })
+    }
+
+    #[test]
+    fn a_fixer_is_told_which_diagnosis_was_overridden() {
+        use FailureKind::{Environment, Logic, TestError};
+        let flags =
+            |v: serde_json::Value| (v["reclassified"].clone(), v["not_environment"].clone());
+        assert_eq!(flags(routed(None, Logic)), (false.into(), false.into()));
+        assert_eq!(
+            flags(routed(Some(TestError), Logic)),
+            (true.into(), false.into())
+        );
+        assert_eq!(
+            flags(routed(Some(Logic), TestError)),
+            (true.into(), false.into())
+        );
+        // An environment verdict with nothing to install is not "first put down to the test".
+        assert_eq!(
+            flags(routed(Some(Environment), Logic)),
+            (false.into(), true.into())
+        );
+    }
 }

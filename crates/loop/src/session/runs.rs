@@ -134,8 +134,13 @@ impl Session {
                 .filter(|p| !self.packages.contains(*p))
                 .cloned()
                 .collect();
-            if kind == FailureKind::Environment && adds.is_empty() {
-                kind = FailureKind::Logic; // nothing to install: the import itself is wrong
+            // Nothing to install (the import itself is wrong), or nothing missing: packages
+            // cannot change a wrong value or a crash of the script's own making, and a test run
+            // spent on them (a pin to an old pandas for an `AttributeError`) is lost.
+            if kind == FailureKind::Environment
+                && (adds.is_empty() || !failure.faults.contains(&Fault::MissingDependency))
+            {
+                kind = FailureKind::Logic;
             }
             // The contract test failed, or the harness could not read an output as its declared
             // type: whatever a test expects, the script broke the contract, and no test fix can

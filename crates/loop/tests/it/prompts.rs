@@ -33,6 +33,20 @@ fn failure(output: &str, more: serde_json::Value) -> serde_json::Value {
     failure
 }
 
+/// The code fixer's prompt (whole script) for one failure, the run's only one.
+fn whole_script_fix_of(prompts: &Prompts, view: &TaskView, failure: &serde_json::Value) -> String {
+    render(
+        prompts,
+        "loop/fix_code.j2",
+        view,
+        json!({
+            "run": run_of(&[failure], &[]), "failures": [failure], "rejected": [],
+            "whole_script": true,
+        }),
+    )
+    .unwrap()
+}
+
 fn task() -> TaskView {
     let dir = tempfile::tempdir().unwrap();
     let sample = dir.path().join("sales.csv");
@@ -285,6 +299,34 @@ fn a_reclassified_failure_tells_the_other_fixer_the_first_diagnosis_was_wrong() 
 }
 
 #[test]
+fn an_environment_verdict_with_nothing_missing_goes_to_the_code_fixer_without_its_fix() {
+    let prompts = Prompts::embedded().unwrap();
+    let view = task();
+    let failure = failure(
+        "E   AttributeError: Can only use .dt accessor with datetimelike values",
+        json!({
+            "test_id": "test_solution.py::test_minutes",
+            "evidence": "pandas is too new for .dt here",
+            "fix": "pin pandas==1.4.3",
+            "reclassified": false,
+            "not_environment": true,
+        }),
+    );
+    let fix_code = whole_script_fix_of(&prompts, &view, &failure);
+    assert!(
+        fix_code.contains("put down to the environment (\"pandas is too new for .dt here\")"),
+        "{fix_code}"
+    );
+    assert!(fix_code.contains("The script is at fault"), "{fix_code}");
+    // Neither the pin nor "first put down to the test" reaches the code fixer.
+    assert!(!fix_code.contains("pandas==1.4.3"), "{fix_code}");
+    assert!(
+        !fix_code.contains("first put down to the test"),
+        "{fix_code}"
+    );
+}
+
+#[test]
 fn a_traced_failure_shows_what_the_script_computed_to_the_diagnosis_and_the_fix() {
     let prompts = Prompts::embedded().unwrap();
     let view = task();
@@ -308,16 +350,7 @@ fn a_traced_failure_shows_what_the_script_computed_to_the_diagnosis_and_the_fix(
         }),
     )
     .unwrap();
-    let fix_code = render(
-        &prompts,
-        "loop/fix_code.j2",
-        &view,
-        json!({
-            "run": run_of(&[&failure], &[]), "failures": [failure], "rejected": [],
-            "whole_script": true,
-        }),
-    )
-    .unwrap();
+    let fix_code = whole_script_fix_of(&prompts, &view, &failure);
     for prompt in [diagnose, fix_code] {
         let at = prompt
             .find(trace)

@@ -28,7 +28,7 @@ fn ended(s: &mut Session) -> Option<String> {
 fn a_pin_the_environment_cannot_build_goes_back_to_its_bare_name() {
     let mut s = session(Limits::default());
     up_to_first_run(&mut s);
-    s.apply(failing_total());
+    s.apply(failing_import());
     assert!(matches!(s.next_action(), Action::Diagnose { .. }));
     s.apply(diagnosed(FailureKind::Environment, &["pandas==1.3.5"]));
     assert_eq!(
@@ -101,4 +101,24 @@ fn a_failure_nothing_the_model_added_explains_ends_the_run() {
     s.apply(install_failed(None));
     let reason = ended(&mut s).expect("nothing to drop");
     assert!(reason.contains("pandas==1.3.5 pytest"), "{reason}");
+}
+
+#[test]
+fn an_environment_verdict_on_a_wrong_value_goes_to_the_code_fixer_not_the_installer() {
+    let mut s = session(Limits::default());
+    up_to_first_run(&mut s);
+    // `assert 7 == 6`: nothing is missing, so the pin the diagnosis asks for cannot help.
+    s.apply(failing_total());
+    assert!(matches!(s.next_action(), Action::Diagnose { .. }));
+    s.apply(diagnosed(FailureKind::Environment, &["pandas==1.4.3"]));
+    let Action::FixCode { failures, .. } = s.next_action() else {
+        panic!("expected a code fix")
+    };
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].kind, FailureKind::Logic);
+    assert_eq!(
+        failures[0].reclassified_from,
+        Some(FailureKind::Environment)
+    );
+    assert_eq!(s.packages(), ["pandas", "pytest"], "nothing was installed");
 }

@@ -97,6 +97,18 @@ fn failing_total() -> Event {
     ])
 }
 
+/// `test_total` fails on a module the environment lacks.
+fn failing_import() -> Event {
+    run(vec![
+        result(
+            "test_solution.py::test_total",
+            TestOutcome::Failed,
+            "E   ModuleNotFoundError: No module named 'pandas'",
+        ),
+        result("test_solution.py::test_exit", TestOutcome::Passed, ""),
+    ])
+}
+
 fn all_pass() -> Event {
     run(vec![
         result("test_solution.py::test_total", TestOutcome::Passed, ""),
