@@ -22,6 +22,9 @@ same text without running the model again:
                 docs/notes/prompt-cache.md): the diagnosis's rules (how a failure is judged)
                 before the tests in the diagnosis and both fixes alike, the packages after the
                 tests, and the script after the failures
+  failures-first  the repair steps' report with the packages, the failures and the passing
+                tests before the script instead of after it; the diagnosis's rules stay after
+                the report, next to its question
   conversation  the repair steps as one growing conversation: a fix is the next turn after
                 its diagnosis (only the fix's own part is new), the next diagnosis the next
                 turn after the fix (the report's text after the task is new); a conversation
@@ -32,7 +35,7 @@ test and script function, each failure, each block of rules), counts each sectio
 with the server's tokenizer, and reports how many are new to the run (in no earlier prompt):
 no order of the same text can serve those from a cache.
 
-Usage: replay.py CASSETTE [--api-base URL] [--layout recorded|notes-last|rules-first|steady-first|conversation]
+Usage: replay.py CASSETTE [--api-base URL] [--layout recorded|notes-last|rules-first|steady-first|failures-first|conversation]
                  [--budget N] [--cold] [--floor]
 Standard library only. Run one replay at a time: the server has one slot.
 """
@@ -216,6 +219,27 @@ FAILURES_HEADINGS = ("\nThese tests did not pass:", "\nWhat failed:")
 FAILURES_END = ("\nEarlier rounds", DIAGNOSIS_RULES, "\nThe diagnosis found", DIAGNOSIS_FORM)
 
 
+def failures_before_script(text):
+    """The packages, the failures and the passing tests moved from after the script to before it."""
+    script, packages = text.find(SCRIPT_HEADING), text.find(PACKAGES_HEADING)
+    failures = max((at for at in map(text.find, FAILURES_HEADINGS) if at > packages), default=-1)
+    if not 0 <= script < packages < failures:
+        return text
+    ends = [at for at in (text.find(m, failures) for m in FAILURES_END) if at >= 0]
+    end = min(ends, default=len(text))
+    return text[:script] + text[packages:end] + "\n" + text[script:packages] + text[end:]
+
+
+def failures_first_layout(records):
+    """The repair steps' report with the failures before the script; the rules stay last."""
+    out = []
+    for record in records:
+        if record["step"] in REPAIR:
+            record = with_text(record, failures_before_script(record["messages"][-1]["content"]))
+        out.append(record)
+    return out
+
+
 def steady_first_layout(records):
     """The report ordered steadiest first: the diagnosis's rules between the task and the tests
     in the diagnosis and both fixes, then the tests, the packages, the failures and the passing
@@ -233,12 +257,7 @@ def steady_first_layout(records):
         if record["step"] not in REPAIR:
             out.append(record)
             continue
-        script, packages = text.find(SCRIPT_HEADING), text.find(PACKAGES_HEADING)
-        failures = max((at for at in map(text.find, FAILURES_HEADINGS) if at > packages), default=-1)
-        if 0 <= script < packages < failures:
-            ends = [at for at in (text.find(m, failures) for m in FAILURES_END) if at >= 0]
-            end = min(ends, default=len(text))
-            text = text[:script] + text[packages:end] + "\n" + text[script:packages] + text[end:]
+        text = failures_before_script(text)
         if rules is not None:
             span = diagnosis_rules(text)
             if record["step"] == "diagnose" and span is not None:
@@ -308,7 +327,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("cassette")
     parser.add_argument("--api-base", default="http://127.0.0.1:8089/v1")
-    parser.add_argument("--layout", choices=["recorded", "notes-last", "rules-first", "steady-first", "conversation"], default="recorded")
+    parser.add_argument("--layout", choices=["recorded", "notes-last", "rules-first", "steady-first", "failures-first", "conversation"], default="recorded")
     parser.add_argument("--budget", type=int, default=5000, help="conversation: prompt tokens before starting again")
     parser.add_argument("--echo-cut", action="store_true", help="failures without the test lines pytest echoes")
     parser.add_argument("--cold", action="store_true", help="clear the slot first with an unrelated request")
@@ -325,6 +344,8 @@ def main():
         records = notes_last_layout(records)
     if args.layout == "rules-first":
         records = rules_first_layout(notes_last_layout(records))
+    if args.layout == "failures-first":
+        records = failures_first_layout(records)
     if args.layout == "steady-first":
         records = steady_first_layout(notes_last_layout(records))
     if args.layout == "conversation":
