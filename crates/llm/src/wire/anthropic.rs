@@ -77,18 +77,23 @@ pub(crate) fn body(request: &WireRequest<'_>) -> Value {
 /// User messages' shared beginnings are marked with at most `marks` marks in all, the last
 /// messages' first (their beginnings are the longest).
 fn messages(messages: &[Message], mut marks: usize) -> Vec<Value> {
+    let breaks: Vec<Vec<usize>> = messages
+        .iter()
+        .map(|message| match message.role {
+            Role::User => cache_breaks(message),
+            _ => Vec::new(),
+        })
+        .collect();
     let mut allotted = vec![0; messages.len()];
-    for (index, message) in messages.iter().enumerate().rev() {
-        if message.role == Role::User {
-            allotted[index] = cache_breaks(message).len().min(marks);
-            marks -= allotted[index];
-        }
+    for (index, ends) in breaks.iter().enumerate().rev() {
+        allotted[index] = ends.len().min(marks);
+        marks -= allotted[index];
     }
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for (message, &limit) in messages.iter().zip(&allotted) {
+    for ((message, ends), &limit) in messages.iter().zip(&breaks).zip(&allotted) {
         let (role, blocks) = match message.role {
             Role::System => continue,
-            Role::User => ("user", user_blocks(message, limit)),
+            Role::User => ("user", user_blocks(&message.content, ends, limit)),
             Role::Tool => (
                 "user",
                 vec![json!({
@@ -160,9 +165,7 @@ fn cache_breaks(message: &Message) -> Vec<usize> {
 
 /// A user message's text blocks: split where a shared beginning ends (the last `limit` of its
 /// [`cache_breaks`], the longest beginnings), each such beginning marked.
-fn user_blocks(message: &Message, limit: usize) -> Vec<Value> {
-    let text = message.content.as_str();
-    let breaks = cache_breaks(message);
+fn user_blocks(text: &str, breaks: &[usize], limit: usize) -> Vec<Value> {
     let breaks = &breaks[breaks.len().saturating_sub(limit)..];
     let mut blocks = Vec::with_capacity(breaks.len() + 1);
     let mut start = 0;
@@ -300,7 +303,7 @@ mod tests {
             task_end,
         ]);
         assert_eq!(cache_breaks(&message), [3, task_end, report_end]);
-        let blocks = user_blocks(&message, 2);
+        let blocks = user_blocks(text, &cache_breaks(&message), 2);
         let texts: Vec<&str> = blocks.iter().map(|b| b["text"].as_str().unwrap()).collect();
         assert_eq!(texts.concat(), text, "the text is sent whole, in order");
         assert_eq!(
@@ -316,7 +319,7 @@ mod tests {
             .map(|b| b.get("cache_control").is_some())
             .collect();
         assert_eq!(marked, [true, true, false]);
-        let plain = user_blocks(&Message::user(text), 2);
+        let plain = user_blocks(text, &cache_breaks(&Message::user(text)), 2);
         assert_eq!(plain, vec![json!({"type": "text", "text": text})]);
     }
 
