@@ -91,17 +91,15 @@ fn messages(messages: &[Message], mut marks: usize) -> Vec<Value> {
     }
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for ((message, ends), &limit) in messages.iter().zip(&breaks).zip(&allotted) {
-        let (role, blocks) = match message.role {
-            Role::System => continue,
-            Role::User => ("user", user_blocks(&message.content, ends, limit)),
-            Role::Tool => (
-                "user",
-                vec![json!({
-                    "type": "tool_result",
-                    "tool_use_id": message.tool_call_id.as_deref().unwrap_or_default(),
-                    "content": message.content,
-                })],
-            ),
+        let Some(role) = side(message.role) else {
+            continue;
+        };
+        let blocks = match message.role {
+            Role::Tool => vec![json!({
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id.as_deref().unwrap_or_default(),
+                "content": message.content,
+            })],
             Role::Assistant => {
                 let mut blocks = Vec::new();
                 if !message.content.is_empty() {
@@ -110,8 +108,9 @@ fn messages(messages: &[Message], mut marks: usize) -> Vec<Value> {
                 for call in &message.tool_calls {
                     blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}));
                 }
-                ("assistant", blocks)
+                blocks
             }
+            Role::User | Role::System => user_blocks(&message.content, ends, limit),
         };
         match out.last_mut() {
             Some((last_role, last_blocks)) if *last_role == role => last_blocks.extend(blocks),
@@ -129,23 +128,21 @@ const CACHE_MARKS: usize = 4;
 /// Turns (after merging, see [`messages`]) from which a conversation's newest turn is marked.
 const CONVERSATION_TURNS: usize = 3;
 
-/// How many turns `messages` become on the wire: system messages apart, consecutive messages
-/// of one side (tool results are the user's) are one turn.
-fn turn_count(messages: &[Message]) -> usize {
-    let mut count = 0;
-    let mut last = None;
-    for message in messages {
-        let side = match message.role {
-            Role::System => continue,
-            Role::User | Role::Tool => Role::User,
-            Role::Assistant => Role::Assistant,
-        };
-        if last != Some(side) {
-            count += 1;
-            last = Some(side);
-        }
+/// The side of the conversation a message is on, on the wire: tool results are the user's;
+/// system messages are not turns (they go in `system`).
+fn side(role: Role) -> Option<&'static str> {
+    match role {
+        Role::System => None,
+        Role::User | Role::Tool => Some("user"),
+        Role::Assistant => Some("assistant"),
     }
-    count
+}
+
+/// How many turns `messages` become on the wire: consecutive messages of one [`side`] are one.
+fn turn_count(messages: &[Message]) -> usize {
+    let mut sides: Vec<&str> = messages.iter().filter_map(|m| side(m.role)).collect();
+    sides.dedup();
+    sides.len()
 }
 
 /// The valid ends of `message`'s shared beginnings, in order: inside the text (not at its
