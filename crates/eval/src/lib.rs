@@ -8,6 +8,7 @@
 //! - [`score`]: running a script (generated or the reference) on a task's cases and judging it.
 //! - [`runner`]: the eval itself, one run per task and seed, resumable.
 //! - [`report`]: the records, the summaries and the table.
+//! - [`verdicts`]: the loop's diagnoses checked against the reference solution.
 //! - [`pairs`]: two evals (a change's before and after) paired by task and seed.
 
 pub mod compare;
@@ -17,6 +18,7 @@ pub mod report;
 pub mod runner;
 pub mod score;
 pub mod suite;
+pub mod verdicts;
 
 pub use error::EvalError;
 pub use pairs::{PairedReport, pair, render_pairs};

@@ -52,6 +52,10 @@ pub struct SideTotals {
     pub cached_tokens: u64,
     /// Wall-clock seconds.
     pub seconds: f64,
+    /// Diagnosed failures the reference could judge.
+    pub verdicts: usize,
+    /// Of them, diagnoses that put the fault on the right side.
+    pub diagnoses_right: usize,
 }
 
 impl SideTotals {
@@ -69,6 +73,20 @@ impl SideTotals {
         self.output_tokens += r.output_tokens;
         self.cached_tokens += r.cached_tokens.unwrap_or(0);
         self.seconds += r.seconds;
+        let (diagnoses, _, verdicts) = r.verdict_counts();
+        self.diagnoses_right += diagnoses;
+        self.verdicts += verdicts;
+    }
+
+    /// `; diagnoses right R/N` when some diagnosis was checked against the reference.
+    fn diagnoses(&self) -> String {
+        if self.verdicts == 0 {
+            return String::new();
+        }
+        format!(
+            "; diagnoses right {}/{}",
+            self.diagnoses_right, self.verdicts
+        )
     }
 
     /// The share of prompt tokens served from cache, in percent.
@@ -209,7 +227,7 @@ pub fn render_pairs(report: &PairedReport) -> String {
             out,
             "{name:<6}  right {}/{n} (some tested script {}/{n}), held-out cases {}/{}, \
              tests passed {}/{n}, timed out {}; {} test runs, {} calls, {} prompt + {} \
-             completion tokens, {:.1}% cached, {:.0} s",
+             completion tokens, {:.1}% cached, {:.0} s{}",
             t.heldout_correct,
             t.some_script_correct,
             t.cases_right,
@@ -221,7 +239,8 @@ pub fn render_pairs(report: &PairedReport) -> String {
             t.input_tokens,
             t.output_tokens,
             t.cached_percent(),
-            t.seconds
+            t.seconds,
+            t.diagnoses()
         );
     }
     let flipped = |f: fn(&Pair) -> bool| -> Vec<String> {
@@ -297,6 +316,7 @@ mod tests {
             seconds: 100.0,
             cases,
             tried: Vec::new(),
+            verdicts: Vec::new(),
         }
     }
 
@@ -324,8 +344,20 @@ mod tests {
             script: "iterations/1/solution.py".into(),
             cases: run("a", 1, &[true, true], false).cases,
         }];
+        // and its diagnosis blamed the test, which the reference passes.
+        before.runs[0].verdicts = vec![crate::verdicts::Verdict {
+            iteration: 1,
+            test_id: "test_solution.py::test_total".into(),
+            diagnosed: "test_error".into(),
+            routed: "test_error".into(),
+            reference_passed: Some(true),
+        }];
         let paired = pair(&before, &after);
         assert_eq!(paired.pairs.len(), 2);
+        assert_eq!(
+            (paired.before.diagnoses_right, paired.before.verdicts),
+            (0, 1)
+        );
         assert_eq!(
             (
                 paired.before.some_script_correct,
@@ -357,6 +389,8 @@ mod tests {
             "{table}"
         );
         assert!(table.contains("50.0% cached"), "{table}");
+        assert!(table.contains("s; diagnoses right 0/1\n"), "{table}");
+        assert_eq!(table.matches("diagnoses right").count(), 1, "{table}");
         assert!(
             table.contains("right after only: a seed 1; right before only: b seed 1"),
             "{table}"

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::score::{CaseResult, TriedScript, all_heldout_right, is_heldout};
 use crate::suite::Split;
+use crate::verdicts::Verdict;
 
 /// Version of the `eval.json` layout.
 pub const EVAL_FORMAT_VERSION: u32 = 1;
@@ -45,6 +46,10 @@ pub struct RunRecord {
     /// they were kept).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tried: Vec<TriedScript>,
+    /// Each diagnosed failure checked against the reference solution (none recorded before
+    /// they were checked).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<Verdict>,
 }
 
 impl RunRecord {
@@ -86,6 +91,16 @@ impl RunRecord {
             })
     }
 
+    /// The diagnosed failures the reference could judge: (diagnoses right, routes right, all).
+    pub fn verdict_counts(&self) -> (usize, usize, usize) {
+        self.verdicts
+            .iter()
+            .filter_map(|v| Some((v.diagnosis_right()?, v.route_right()?)))
+            .fold((0, 0, 0), |(diagnoses, routes, all), (d, r)| {
+                (diagnoses + usize::from(d), routes + usize::from(r), all + 1)
+            })
+    }
+
     /// Input plus output tokens.
     pub fn tokens(&self) -> u64 {
         self.input_tokens + self.output_tokens
@@ -112,6 +127,18 @@ pub struct SplitSummary {
     /// Of them, those right on every held-out case.
     #[serde(default)]
     pub candidates_correct: usize,
+    /// Diagnosed failures the reference could judge ([`RunRecord::verdict_counts`]).
+    #[serde(default)]
+    pub verdicts: usize,
+    /// Of them, those whose diagnosis put the fault on the right side (the test or the script).
+    #[serde(default)]
+    pub diagnoses_right: usize,
+    /// Of them, those the loop acted on on the right side (after its own overrides).
+    #[serde(default)]
+    pub routes_right: usize,
+    /// Of them, those the reference failed too (the test's fault).
+    #[serde(default)]
+    pub tests_at_fault: usize,
     /// `seed -> held-out correct runs` with that seed: the spread across seeds.
     pub correct_by_seed: BTreeMap<u64, usize>,
     /// Tasks right with at least one seed.
@@ -180,6 +207,15 @@ fn summarize(runs: &[&RunRecord]) -> SplitSummary {
         let (candidates_right, candidates) = r.candidate_counts();
         s.candidates_correct += candidates_right;
         s.candidates_written += candidates;
+        let (diagnoses, routes, verdicts) = r.verdict_counts();
+        s.diagnoses_right += diagnoses;
+        s.routes_right += routes;
+        s.verdicts += verdicts;
+        s.tests_at_fault += r
+            .verdicts
+            .iter()
+            .filter(|v| v.test_at_fault() == Some(true))
+            .count();
         *s.correct_by_seed.entry(r.seed).or_default() += usize::from(correct);
         if correct {
             right.insert(&r.task);
@@ -255,11 +291,20 @@ pub fn render_table(report: &EvalReport) -> String {
         } else {
             String::new()
         };
+        // Written when some diagnosis was checked against the reference.
+        let diagnoses = if s.verdicts > 0 {
+            format!(
+                "; diagnoses right {}/{} (the loop acted right on {}; the test was at fault in {})",
+                s.diagnoses_right, s.verdicts, s.routes_right, s.tests_at_fault
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
             "\n{split}: held-out correct {}/{} runs ({}), some tested script right in {}/{}{}, \
              tasks right with some seed {}/{}; tests passed {}/{}, right on samples {}/{}; \
-             {} tokens ({} cached), {:.0} s; per correct run: {}, {}",
+             {} tokens ({} cached), {:.0} s; per correct run: {}, {}{}",
             s.heldout_correct,
             s.runs,
             spread.join(", "),
@@ -277,6 +322,7 @@ pub fn render_table(report: &EvalReport) -> String {
             s.seconds,
             per(s.tokens_per_correct, "tokens"),
             per(s.seconds_per_correct, "s"),
+            diagnoses,
         );
     }
     out
@@ -343,6 +389,7 @@ mod tests {
             seconds: 60.0,
             cases,
             tried: Vec::new(),
+            verdicts: Vec::new(),
         }
     }
 

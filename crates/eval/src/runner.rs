@@ -23,6 +23,7 @@ use crate::error::EvalError;
 use crate::report::{EvalReport, RunRecord};
 use crate::score::{score_generated, score_tried};
 use crate::suite::{Suite, Task};
+use crate::verdicts::check_verdicts;
 
 /// What to run and how.
 #[derive(Debug, Clone)]
@@ -386,6 +387,7 @@ async fn run_one(
         seconds,
         cases: Vec::new(),
         tried: Vec::new(),
+        verdicts: Vec::new(),
     };
     match outcome {
         Err(_) => {
@@ -412,6 +414,7 @@ async fn run_one(
                 on_event(&EvalEvent::Scoring);
                 record.cases = score_generated(task, &run_dir, &options.sandbox).await?;
                 record.tried = score_tried(task, &run_dir, &record.cases, &options.sandbox).await?;
+                record.verdicts = check_verdicts(task, &run_dir, &options.sandbox).await?;
             }
         }
     }

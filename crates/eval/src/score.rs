@@ -153,7 +153,7 @@ fn written_scripts(run_dir: &Path) -> Result<Vec<String>, EvalError> {
 }
 
 /// The numbers `n` of the entries `<prefix><n>` in `dir`, in order (none when `dir` is missing).
-fn numbered(dir: &Path, prefix: &str) -> Result<Vec<u32>, EvalError> {
+pub(crate) fn numbered(dir: &Path, prefix: &str) -> Result<Vec<u32>, EvalError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),

@@ -296,6 +296,118 @@ async fn a_right_script_the_loop_tried_and_dropped_is_scored() {
         .path()
         .join("runs/country-revenue-join/seed-7/iterations/1/solution.py");
     assert_eq!(std::fs::read_to_string(first).unwrap(), reference);
+    // The diagnosis blamed the script for a test the reference fails too.
+    let verdicts: Vec<(u32, &str, &str, Option<bool>)> = run
+        .verdicts
+        .iter()
+        .map(|v| {
+            (
+                v.iteration,
+                v.test_id.as_str(),
+                v.diagnosed.as_str(),
+                v.reference_passed,
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [(1, "test_solution.py::test_unmatched", "logic", Some(false))],
+        "{run:#?}"
+    );
+    assert_eq!(run.verdict_counts(), (0, 0, 1));
+}
+
+/// Each diagnosed failure is run again with the reference solution in the script's place: a
+/// test the reference passes was failed by the script, one it fails too is the test's fault,
+/// and the summary counts the diagnoses that said so.
+#[tokio::test]
+async fn diagnoses_are_checked_against_the_reference_solution() {
+    let suite = Suite::load(&suite::suite_dir()).unwrap();
+    let reference =
+        std::fs::read_to_string(suite.dir.join("tasks/sales-by-region/reference.py")).unwrap();
+    let revenue = r#"round(float(df["revenue"].sum()), 2)"#;
+    assert!(reference.contains(revenue));
+    // Units, not revenue: 35 on the samples where the total is 990.39.
+    let wrong = reference.replace(revenue, r#"float(df["quantity"].sum())"#);
+    let tests = "import pytest\n\n\ndef test_total(run_solution):\n    assert run_solution().outputs[\"total\"] == pytest.approx(990.39)\n\n\ndef test_rounded_total(run_solution):\n    assert run_solution().outputs[\"total\"] == 990.0\n";
+    let mut entries = answers(&wrong);
+    entries[2] = Entry::step("tests", Reply::Json(json!({"tests": tests})));
+    let verdict = |test: &str, kind: &str| {
+        json!({
+            "test_id": format!("test_solution.py::{test}"),
+            "kind": kind,
+            "evidence": "the total",
+            "fix": "expect what the script wrote",
+            "packages": [],
+        })
+    };
+    entries.push(Entry::step(
+        "diagnose",
+        Reply::Json(json!({"failures": [
+            // Wrong: the test is right and the script wrote the units.
+            verdict("test_total", "test_error"),
+            // Right: 990.0 is not the rounded revenue.
+            verdict("test_rounded_total", "test_error"),
+        ]})),
+    ));
+    let expect_35 = |name: &str| json!({"name": name, "source": format!("def {name}(run_solution):\n    assert run_solution().outputs[\"total\"] == 35.0\n")});
+    entries.push(Entry::step(
+        "fix_tests",
+        Reply::Json(json!({"functions": [expect_35("test_total"), expect_35("test_rounded_total")], "imports": []})),
+    ));
+    let server = ScriptedServer::start(Script::new(entries)).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let options = EvalOptions {
+        tasks: vec!["sales-by-region".into()],
+        ..options(&server, out.path())
+    };
+    let report = run_suite(&suite, &options, &|_| {}).await.unwrap();
+    let run = &report.runs[0];
+    assert!(
+        run.generated,
+        "the tests pass once they expect 35: {run:#?}"
+    );
+    assert!(!run.heldout_correct(), "{run:#?}");
+    let verdicts: Vec<(&str, &str, Option<bool>, Option<bool>)> = run
+        .verdicts
+        .iter()
+        .map(|v| {
+            (
+                v.test_id.as_str(),
+                v.diagnosed.as_str(),
+                v.reference_passed,
+                v.diagnosis_right(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            (
+                "test_solution.py::test_total",
+                "test_error",
+                Some(true),
+                Some(false)
+            ),
+            (
+                "test_solution.py::test_rounded_total",
+                "test_error",
+                Some(false),
+                Some(true)
+            ),
+        ],
+        "{run:#?}"
+    );
+    let dev = &report.summary["dev"];
+    assert_eq!(
+        (dev.verdicts, dev.diagnoses_right, dev.tests_at_fault),
+        (2, 1, 1)
+    );
+    assert!(
+        autocoder_eval::render_table(&report).contains("diagnoses right 1/2"),
+        "{}",
+        autocoder_eval::render_table(&report)
+    );
 }
 
 /// A generation that ends in an error still reports what it spent: its model calls and tokens
