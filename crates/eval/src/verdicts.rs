@@ -11,7 +11,7 @@ use std::path::Path;
 
 use autocoder_loop::SandboxOptions;
 use autocoder_loop::protocol::{FailureKind, RoutedFailure};
-use autocoder_loop::session::SAMPLE_RUN_ID;
+use autocoder_loop::session::{CONTRACT_TEST_FILE, SAMPLE_RUN_ID};
 use autocoder_sandbox::{
     EnvCache, EnvSpec, Input, Outcome, PytestSpec, Sandbox, SourceFile, TestReport, Value,
 };
@@ -95,6 +95,13 @@ pub async fn check_verdicts(
     let Ok(conftest) = std::fs::read_to_string(&conftest_path) else {
         return Ok(Vec::new());
     };
+    // The harness's own tests (a declared column missing, a row key repeated) ran beside the
+    // model's in every test run; a diagnosis judges their failures too.
+    let harness_tests = std::fs::read_to_string(run_dir.join(CONTRACT_TEST_FILE)).ok();
+    let harness = Harness {
+        conftest: &conftest,
+        tests: harness_tests.as_deref(),
+    };
     let mut reports: BTreeMap<String, TestReport> = BTreeMap::new();
     let mut verdicts = Vec::new();
     for number in numbered(&run_dir.join("iterations"), "")? {
@@ -107,7 +114,7 @@ pub async fn check_verdicts(
         let tests = std::fs::read_to_string(&tests_path).map_err(EvalError::io(&tests_path))?;
         if !reports.contains_key(&tests) {
             let work = run_dir.join(format!("iterations/{number}/reference-check"));
-            let report = run_with_reference(task, &tests, &conftest, &work, sandbox).await?;
+            let report = run_with_reference(task, &tests, &harness, &work, sandbox).await?;
             reports.insert(tests.clone(), report);
         }
         let report = &reports[&tests];
@@ -164,13 +171,21 @@ fn label(number: u32, routes: &[RoutedFailure], report: &TestReport) -> Vec<Verd
         .collect()
 }
 
+/// What the loop put beside the model's tests in every test run.
+struct Harness<'a> {
+    /// `conftest.py` (`run_solution`).
+    conftest: &'a str,
+    /// `test_contract.py`, when the run had one.
+    tests: Option<&'a str>,
+}
+
 /// Runs `tests` under the run's harness with the reference as `solution.py`, in an
 /// environment with the reference's packages and pytest, the task's samples mounted as the
 /// loop mounts them.
 async fn run_with_reference(
     task: &Task,
     tests: &str,
-    conftest: &str,
+    harness: &Harness<'_>,
     work: &Path,
     sandbox: &SandboxOptions,
 ) -> Result<TestReport, EvalError> {
@@ -184,12 +199,15 @@ async fn run_with_reference(
             .unwrap_or_else(EnvCache::default_dir),
     );
     let env = cache.ensure(&EnvSpec::new(REFERENCE_PACKAGES)?).await?;
-    let files = vec![
+    let mut files = vec![
         SourceFile::new("solution.py", STAND_IN),
         SourceFile::new(REFERENCE_FILE, reference),
         SourceFile::new("test_solution.py", tests),
-        SourceFile::new("conftest.py", conftest),
+        SourceFile::new("conftest.py", harness.conftest),
     ];
+    if let Some(contract) = harness.tests {
+        files.push(SourceFile::new(CONTRACT_TEST_FILE, contract));
+    }
     let mut spec = PytestSpec::new(env, files);
     spec.limits = sandbox.limits;
     spec.inputs = task

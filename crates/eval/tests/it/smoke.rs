@@ -317,6 +317,9 @@ async fn a_right_script_the_loop_tried_and_dropped_is_scored() {
     assert_eq!(run.verdict_counts(), (0, 0, 1));
 }
 
+/// The harness's test of `sales-by-region`'s declared columns.
+const COLUMNS_TEST: &str = "test_contract.py::test_by_region_csv_has_the_columns_the_task_lists";
+
 /// Each diagnosed failure is run again with the reference solution in the script's place: a
 /// test the reference passes was failed by the script, one it fails too is the test's fault,
 /// and the summary counts the diagnoses that said so.
@@ -327,14 +330,20 @@ async fn diagnoses_are_checked_against_the_reference_solution() {
         std::fs::read_to_string(suite.dir.join("tasks/sales-by-region/reference.py")).unwrap();
     let revenue = r#"round(float(df["revenue"].sum()), 2)"#;
     assert!(reference.contains(revenue));
-    // Units, not revenue: 35 on the samples where the total is 990.39.
-    let wrong = reference.replace(revenue, r#"float(df["quantity"].sum())"#);
+    // Units, not revenue: 35 on the samples where the total is 990.39; and the region column
+    // named otherwise, which the harness's own test (`test_contract.py`) finds.
+    let columns = r#"g[["region", "revenue"]]"#;
+    assert!(reference.contains(columns));
+    let renamed = r#"g.rename(columns={"region": "area"})[["area", "revenue"]]"#;
+    let wrong = reference
+        .replace(revenue, r#"float(df["quantity"].sum())"#)
+        .replace(columns, renamed);
     let tests = "import pytest\n\n\ndef test_total(run_solution):\n    assert run_solution().outputs[\"total\"] == pytest.approx(990.39)\n\n\ndef test_rounded_total(run_solution):\n    assert run_solution().outputs[\"total\"] == 990.0\n";
     let mut entries = answers(&wrong);
     entries[2] = Entry::step("tests", Reply::Json(json!({"tests": tests})));
     let verdict = |test: &str, kind: &str| {
         json!({
-            "test_id": format!("test_solution.py::{test}"),
+            "test_id": test,
             "kind": kind,
             "evidence": "the total",
             "fix": "expect what the script wrote",
@@ -345,15 +354,25 @@ async fn diagnoses_are_checked_against_the_reference_solution() {
         "diagnose",
         Reply::Json(json!({"failures": [
             // Wrong: the test is right and the script wrote the units.
-            verdict("test_total", "test_error"),
+            verdict("test_solution.py::test_total", "test_error"),
             // Right: 990.0 is not the rounded revenue.
-            verdict("test_rounded_total", "test_error"),
+            verdict("test_solution.py::test_rounded_total", "test_error"),
+            // Wrong, and overruled by the loop: the reference has the declared columns.
+            verdict(COLUMNS_TEST, "test_error"),
         ]})),
     ));
     let expect_35 = |name: &str| json!({"name": name, "source": format!("def {name}(run_solution):\n    assert run_solution().outputs[\"total\"] == 35.0\n")});
     entries.push(Entry::step(
         "fix_tests",
         Reply::Json(json!({"functions": [expect_35("test_total"), expect_35("test_rounded_total")], "imports": []})),
+    ));
+    entries.push(Entry::step(
+        "fix_code",
+        Reply::Json(json!({
+            "edits": [{"find": renamed, "replace": columns}],
+            "packages": [],
+            "explanation": "the declared columns",
+        })),
     ));
     let server = ScriptedServer::start(Script::new(entries)).await.unwrap();
     let out = tempfile::tempdir().unwrap();
@@ -368,43 +387,63 @@ async fn diagnoses_are_checked_against_the_reference_solution() {
         "the tests pass once they expect 35: {run:#?}"
     );
     assert!(!run.heldout_correct(), "{run:#?}");
-    let verdicts: Vec<(&str, &str, Option<bool>, Option<bool>)> = run
+    let mut verdicts: Vec<(&str, &str, &str, Option<bool>, Option<bool>, Option<bool>)> = run
         .verdicts
         .iter()
         .map(|v| {
             (
                 v.test_id.as_str(),
                 v.diagnosed.as_str(),
+                v.routed.as_str(),
                 v.reference_passed,
                 v.diagnosis_right(),
+                v.route_right(),
             )
         })
         .collect();
+    verdicts.sort_unstable();
     assert_eq!(
         verdicts,
         [
             (
-                "test_solution.py::test_total",
+                COLUMNS_TEST,
                 "test_error",
+                "logic",
                 Some(true),
-                Some(false)
+                Some(false),
+                Some(true)
             ),
             (
                 "test_solution.py::test_rounded_total",
                 "test_error",
+                "test_error",
                 Some(false),
+                Some(true),
                 Some(true)
+            ),
+            (
+                "test_solution.py::test_total",
+                "test_error",
+                "test_error",
+                Some(true),
+                Some(false),
+                Some(false)
             ),
         ],
         "{run:#?}"
     );
     let dev = &report.summary["dev"];
     assert_eq!(
-        (dev.verdicts, dev.diagnoses_right, dev.tests_at_fault),
-        (2, 1, 1)
+        (
+            dev.verdicts,
+            dev.diagnoses_right,
+            dev.routes_right,
+            dev.tests_at_fault
+        ),
+        (3, 1, 2, 1)
     );
     assert!(
-        autocoder_eval::render_table(&report).contains("diagnoses right 1/2"),
+        autocoder_eval::render_table(&report).contains("diagnoses right 1/3"),
         "{}",
         autocoder_eval::render_table(&report)
     );
