@@ -320,20 +320,14 @@ async fn a_right_script_the_loop_tried_and_dropped_is_scored() {
 /// The harness's test of `sales-by-region`'s declared columns.
 const COLUMNS_TEST: &str = "test_contract.py::test_by_region_csv_has_the_columns_the_task_lists";
 
-/// Each diagnosed failure is run again with the reference solution in the script's place: a
-/// test the reference passes was failed by the script, one it fails too is the test's fault,
-/// and the summary counts the diagnoses that said so.
-#[tokio::test]
-async fn diagnoses_are_checked_against_the_reference_solution() {
-    let suite = Suite::load(&suite::suite_dir()).unwrap();
-    let reference =
-        std::fs::read_to_string(suite.dir.join("tasks/sales-by-region/reference.py")).unwrap();
+/// A `sales-by-region` run whose first test run fails three tests and whose diagnosis blames
+/// each test: the script writes the units (35 on the samples) as the total and names the region
+/// column `area`; `test_total` expects the right total, `test_rounded_total` a wrong one, and the
+/// harness's own test the declared columns. The fixes make every test pass at the second run.
+fn misdiagnosed_sales(reference: &str) -> Vec<Entry> {
     let revenue = r#"round(float(df["revenue"].sum()), 2)"#;
-    assert!(reference.contains(revenue));
-    // Units, not revenue: 35 on the samples where the total is 990.39; and the region column
-    // named otherwise, which the harness's own test (`test_contract.py`) finds.
     let columns = r#"g[["region", "revenue"]]"#;
-    assert!(reference.contains(columns));
+    assert!(reference.contains(revenue) && reference.contains(columns));
     let renamed = r#"g.rename(columns={"region": "area"})[["area", "revenue"]]"#;
     let wrong = reference
         .replace(revenue, r#"float(df["quantity"].sum())"#)
@@ -341,25 +335,15 @@ async fn diagnoses_are_checked_against_the_reference_solution() {
     let tests = "import pytest\n\n\ndef test_total(run_solution):\n    assert run_solution().outputs[\"total\"] == pytest.approx(990.39)\n\n\ndef test_rounded_total(run_solution):\n    assert run_solution().outputs[\"total\"] == 990.0\n";
     let mut entries = answers(&wrong);
     entries[2] = Entry::step("tests", Reply::Json(json!({"tests": tests})));
-    let verdict = |test: &str, kind: &str| {
-        json!({
-            "test_id": test,
-            "kind": kind,
-            "evidence": "the total",
-            "fix": "expect what the script wrote",
-            "packages": [],
-        })
-    };
+    let blamed = |test: &str| json!({"test_id": test, "kind": "test_error", "evidence": "the total", "fix": "expect what the script wrote", "packages": []});
+    let tests_ids = [
+        "test_solution.py::test_total",
+        "test_solution.py::test_rounded_total",
+        COLUMNS_TEST,
+    ];
     entries.push(Entry::step(
         "diagnose",
-        Reply::Json(json!({"failures": [
-            // Wrong: the test is right and the script wrote the units.
-            verdict("test_solution.py::test_total", "test_error"),
-            // Right: 990.0 is not the rounded revenue.
-            verdict("test_solution.py::test_rounded_total", "test_error"),
-            // Wrong, and overruled by the loop: the reference has the declared columns.
-            verdict(COLUMNS_TEST, "test_error"),
-        ]})),
+        Reply::Json(json!({"failures": tests_ids.map(blamed)})),
     ));
     let expect_35 = |name: &str| json!({"name": name, "source": format!("def {name}(run_solution):\n    assert run_solution().outputs[\"total\"] == 35.0\n")});
     entries.push(Entry::step(
@@ -368,13 +352,22 @@ async fn diagnoses_are_checked_against_the_reference_solution() {
     ));
     entries.push(Entry::step(
         "fix_code",
-        Reply::Json(json!({
-            "edits": [{"find": renamed, "replace": columns}],
-            "packages": [],
-            "explanation": "the declared columns",
-        })),
+        Reply::Json(json!({"edits": [{"find": renamed, "replace": columns}], "packages": [], "explanation": "the declared columns"})),
     ));
-    let server = ScriptedServer::start(Script::new(entries)).await.unwrap();
+    entries
+}
+
+/// Each diagnosed failure is run again with the reference solution in the script's place: a
+/// test the reference passes was failed by the script, one it fails too is the test's fault,
+/// and the summary counts the diagnoses that said so.
+#[tokio::test]
+async fn diagnoses_are_checked_against_the_reference_solution() {
+    let suite = Suite::load(&suite::suite_dir()).unwrap();
+    let reference =
+        std::fs::read_to_string(suite.dir.join("tasks/sales-by-region/reference.py")).unwrap();
+    let server = ScriptedServer::start(Script::new(misdiagnosed_sales(&reference)))
+        .await
+        .unwrap();
     let out = tempfile::tempdir().unwrap();
     let options = EvalOptions {
         tasks: vec!["sales-by-region".into()],
@@ -382,22 +375,21 @@ async fn diagnoses_are_checked_against_the_reference_solution() {
     };
     let report = run_suite(&suite, &options, &|_| {}).await.unwrap();
     let run = &report.runs[0];
-    assert!(
-        run.generated,
-        "the tests pass once they expect 35: {run:#?}"
-    );
+    assert!(run.generated, "the tests pass at the second run: {run:#?}");
     assert!(!run.heldout_correct(), "{run:#?}");
-    let mut verdicts: Vec<(&str, &str, &str, Option<bool>, Option<bool>, Option<bool>)> = run
+    // test, diagnosed -> routed, whether the reference passed, diagnosis right, route right
+    let mut verdicts: Vec<String> = run
         .verdicts
         .iter()
         .map(|v| {
-            (
-                v.test_id.as_str(),
-                v.diagnosed.as_str(),
-                v.routed.as_str(),
+            format!(
+                "{} {}->{} {:?} {:?} {:?}",
+                v.test_id,
+                v.diagnosed,
+                v.routed,
                 v.reference_passed,
                 v.diagnosis_right(),
-                v.route_right(),
+                v.route_right()
             )
         })
         .collect();
@@ -405,33 +397,14 @@ async fn diagnoses_are_checked_against_the_reference_solution() {
     assert_eq!(
         verdicts,
         [
-            (
-                COLUMNS_TEST,
-                "test_error",
-                "logic",
-                Some(true),
-                Some(false),
-                Some(true)
-            ),
-            (
-                "test_solution.py::test_rounded_total",
-                "test_error",
-                "test_error",
-                Some(false),
-                Some(true),
-                Some(true)
-            ),
-            (
-                "test_solution.py::test_total",
-                "test_error",
-                "test_error",
-                Some(true),
-                Some(false),
-                Some(false)
-            ),
+            // The loop overrules a test error on its own test: the route is right.
+            format!("{COLUMNS_TEST} test_error->logic Some(true) Some(false) Some(true)"),
+            "test_solution.py::test_rounded_total test_error->test_error Some(false) Some(true) Some(true)".to_owned(),
+            "test_solution.py::test_total test_error->test_error Some(true) Some(false) Some(false)".to_owned(),
         ],
         "{run:#?}"
     );
+    assert!(run.verdicts.iter().all(|v| v.iteration == 1));
     let dev = &report.summary["dev"];
     assert_eq!(
         (
@@ -442,10 +415,12 @@ async fn diagnoses_are_checked_against_the_reference_solution() {
         ),
         (3, 1, 2, 1)
     );
+    let table = autocoder_eval::render_table(&report);
     assert!(
-        autocoder_eval::render_table(&report).contains("diagnoses right 1/3"),
-        "{}",
-        autocoder_eval::render_table(&report)
+        table.contains(
+            "diagnoses right 1/3 (the loop acted right on 2; the test was at fault in 1)"
+        ),
+        "{table}"
     );
 }
 
