@@ -246,6 +246,7 @@ pub fn render_table(report: &EvalReport) -> String {
         "tokens",
         "cached",
         "wall s",
+        "diagnoses right",
     ];
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| (*h).to_owned()).collect()];
     for r in &report.runs {
@@ -267,6 +268,10 @@ pub fn render_table(report: &EvalReport) -> String {
             r.cached_tokens
                 .map_or_else(|| "unknown".to_owned(), |c| c.to_string()),
             format!("{:.0}", r.seconds),
+            match r.verdict_counts() {
+                (_, _, 0) => "-".to_owned(),
+                (right, _, all) => format!("{right}/{all}"),
+            },
         ]);
     }
     let mut out = aligned(&rows);
@@ -483,5 +488,52 @@ mod tests {
             "{table}"
         );
         assert!(table.contains("test: held-out correct 0/1"), "{table}");
+    }
+
+    #[test]
+    fn checked_diagnoses_are_counted_per_run_and_per_split() {
+        let verdict = |diagnosed: &str, reference_passed: Option<bool>| Verdict {
+            iteration: 1,
+            test_id: "test_solution.py::test_total".into(),
+            diagnosed: diagnosed.into(),
+            routed: "logic".into(),
+            reference_passed,
+        };
+        let mut checked = record("a", Split::Dev, 1, &[false]);
+        checked.verdicts = vec![
+            verdict("test_error", Some(false)),
+            verdict("logic", Some(true)),
+            verdict("environment", Some(false)),
+            verdict("logic", None),
+        ];
+        assert_eq!(checked.verdict_counts(), (2, 1, 3));
+        let unchecked = record("b", Split::Dev, 1, &[false]);
+        let report = EvalReport::new(serde_json::json!({}), vec![checked, unchecked]);
+        let dev = &report.summary["dev"];
+        assert_eq!(
+            (
+                dev.verdicts,
+                dev.diagnoses_right,
+                dev.routes_right,
+                dev.tests_at_fault
+            ),
+            (3, 2, 1, 2)
+        );
+        let table = render_table(&report);
+        let rows: Vec<&str> = table.lines().skip(1).take(2).collect();
+        assert!(
+            rows[0].starts_with("a ") && rows[0].ends_with(" 2/3"),
+            "{table}"
+        );
+        assert!(
+            rows[1].starts_with("b ") && rows[1].ends_with(" -"),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "; diagnoses right 2/3 (the loop acted right on 1; the test was at fault in 2)"
+            ),
+            "{table}"
+        );
     }
 }
