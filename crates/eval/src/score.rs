@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use autocoder_loop::SandboxOptions;
 use autocoder_loop::request::IoType;
 use autocoder_loop::run::{RunOptions, run};
-use autocoder_sandbox::{EnvCache, EnvSpec, RunOutcome, RunSpec, Sandbox, Value, parse_output};
+use autocoder_sandbox::{
+    Env, EnvCache, EnvSpec, RunOutcome, RunSpec, Sandbox, Value, parse_output,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EvalError;
@@ -167,6 +169,18 @@ pub(crate) fn numbered(dir: &Path, prefix: &str) -> Result<Vec<u32>, EvalError> 
     Ok(numbers)
 }
 
+/// The environment every reference solution runs in ([`REFERENCE_PACKAGES`] and pytest), from
+/// the sandbox's environment cache.
+pub(crate) async fn reference_env(sandbox: &SandboxOptions) -> Result<Env, EvalError> {
+    let cache = EnvCache::new(
+        sandbox
+            .cache_dir
+            .clone()
+            .unwrap_or_else(EnvCache::default_dir),
+    );
+    Ok(cache.ensure(&EnvSpec::new(REFERENCE_PACKAGES)?).await?)
+}
+
 /// Runs the reference solution on `case` and returns its outcome and the directory its outputs
 /// were written to (kept alive by the returned guard).
 pub async fn run_reference(
@@ -175,13 +189,7 @@ pub async fn run_reference(
     sandbox: &SandboxOptions,
 ) -> Result<(RunOutcome, tempfile::TempDir), EvalError> {
     let box_ = Sandbox::new(sandbox.backend);
-    let cache = EnvCache::new(
-        sandbox
-            .cache_dir
-            .clone()
-            .unwrap_or_else(EnvCache::default_dir),
-    );
-    let env = cache.ensure(&EnvSpec::new(REFERENCE_PACKAGES)?).await?;
+    let env = reference_env(sandbox).await?;
     let work = tempfile::tempdir().map_err(EvalError::io(std::env::temp_dir()))?;
     let mut spec = RunSpec::new(env, task.reference(), work.path())?;
     spec.limits = sandbox.limits;

@@ -12,13 +12,11 @@ use std::path::Path;
 use autocoder_loop::SandboxOptions;
 use autocoder_loop::protocol::{FailureKind, RoutedFailure};
 use autocoder_loop::session::{CONTRACT_TEST_FILE, SAMPLE_RUN_ID};
-use autocoder_sandbox::{
-    EnvCache, EnvSpec, Input, Outcome, PytestSpec, Sandbox, SourceFile, TestReport, Value,
-};
+use autocoder_sandbox::{Input, Outcome, PytestSpec, Sandbox, SourceFile, TestReport, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EvalError;
-use crate::score::{REFERENCE_PACKAGES, numbered};
+use crate::score::{numbered, reference_env};
 use crate::suite::Task;
 
 /// The file the reference is copied to beside the stand-in `solution.py`.
@@ -179,9 +177,8 @@ struct Harness<'a> {
     tests: Option<&'a str>,
 }
 
-/// Runs `tests` under the run's harness with the reference as `solution.py`, in an
-/// environment with the reference's packages and pytest, the task's samples mounted as the
-/// loop mounts them.
+/// Runs `tests` under the run's harness with the reference as `solution.py`, in the
+/// references' environment, the task's samples mounted as the loop mounts them.
 async fn run_with_reference(
     task: &Task,
     tests: &str,
@@ -192,13 +189,7 @@ async fn run_with_reference(
     let reference_path = task.reference();
     let reference =
         std::fs::read_to_string(&reference_path).map_err(EvalError::io(&reference_path))?;
-    let cache = EnvCache::new(
-        sandbox
-            .cache_dir
-            .clone()
-            .unwrap_or_else(EnvCache::default_dir),
-    );
-    let env = cache.ensure(&EnvSpec::new(REFERENCE_PACKAGES)?).await?;
+    let env = reference_env(sandbox).await?;
     let mut files = vec![
         SourceFile::new("solution.py", STAND_IN),
         SourceFile::new(REFERENCE_FILE, reference),
