@@ -12,7 +12,7 @@ use std::path::Path;
 use autocoder_loop::SandboxOptions;
 use autocoder_loop::protocol::{FailureKind, RoutedFailure};
 use autocoder_loop::session::{CONTRACT_TEST_FILE, SAMPLE_RUN_ID};
-use autocoder_sandbox::{Input, Outcome, PytestSpec, Sandbox, SourceFile, TestReport, Value};
+use autocoder_sandbox::{Env, Input, Outcome, PytestSpec, Sandbox, SourceFile, TestReport, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EvalError;
@@ -89,17 +89,11 @@ pub async fn check_verdicts(
     run_dir: &Path,
     sandbox: &SandboxOptions,
 ) -> Result<Vec<Verdict>, EvalError> {
-    let conftest_path = run_dir.join("conftest.py");
-    let Ok(conftest) = std::fs::read_to_string(&conftest_path) else {
+    if !run_dir.join("conftest.py").is_file() {
         return Ok(Vec::new());
-    };
-    // The harness's own tests (a declared column missing, a row key repeated) ran beside the
-    // model's in every test run; a diagnosis judges their failures too.
-    let harness_tests = std::fs::read_to_string(run_dir.join(CONTRACT_TEST_FILE)).ok();
-    let harness = Harness {
-        conftest: &conftest,
-        tests: harness_tests.as_deref(),
-    };
+    }
+    // Read and built at the first diagnosed test run, once for the whole run.
+    let mut harness: Option<Harness> = None;
     let mut reports: BTreeMap<String, TestReport> = BTreeMap::new();
     let mut verdicts = Vec::new();
     for number in numbered(&run_dir.join("iterations"), "")? {
@@ -111,8 +105,12 @@ pub async fn check_verdicts(
         let tests_path = dir.join("test_solution.py");
         let tests = std::fs::read_to_string(&tests_path).map_err(EvalError::io(&tests_path))?;
         if !reports.contains_key(&tests) {
+            let harness = match harness.take() {
+                Some(ready) => harness.insert(ready),
+                None => harness.insert(Harness::of(task, run_dir, sandbox).await?),
+            };
             let work = run_dir.join(format!("iterations/{number}/reference-check"));
-            let report = run_with_reference(task, &tests, &harness, &work, sandbox).await?;
+            let report = run_with_reference(task, &tests, harness, &work, sandbox).await?;
             reports.insert(tests.clone(), report);
         }
         let report = &reports[&tests];
@@ -169,12 +167,30 @@ fn label(number: u32, routes: &[RoutedFailure], report: &TestReport) -> Vec<Verd
         .collect()
 }
 
-/// What the loop put beside the model's tests in every test run.
-struct Harness<'a> {
+/// What every reference run of one generation shares: the harness the loop put beside the
+/// model's tests, the reference solution and its environment.
+struct Harness {
     /// `conftest.py` (`run_solution`).
-    conftest: &'a str,
-    /// `test_contract.py`, when the run had one.
-    tests: Option<&'a str>,
+    conftest: String,
+    /// `test_contract.py`, the harness's own tests (a declared column missing, a row key
+    /// repeated), when the run had one: a diagnosis judges their failures too.
+    tests: Option<String>,
+    /// The task's reference solution.
+    reference: String,
+    /// The references' environment.
+    env: Env,
+}
+
+impl Harness {
+    async fn of(task: &Task, run_dir: &Path, sandbox: &SandboxOptions) -> Result<Self, EvalError> {
+        let read = |path: &Path| std::fs::read_to_string(path).map_err(EvalError::io(path));
+        Ok(Harness {
+            conftest: read(&run_dir.join("conftest.py"))?,
+            tests: std::fs::read_to_string(run_dir.join(CONTRACT_TEST_FILE)).ok(),
+            reference: read(&task.reference())?,
+            env: reference_env(sandbox).await?,
+        })
+    }
 }
 
 /// Runs `tests` under the run's harness with the reference as `solution.py`, in the
@@ -182,24 +198,20 @@ struct Harness<'a> {
 async fn run_with_reference(
     task: &Task,
     tests: &str,
-    harness: &Harness<'_>,
+    harness: &Harness,
     work: &Path,
     sandbox: &SandboxOptions,
 ) -> Result<TestReport, EvalError> {
-    let reference_path = task.reference();
-    let reference =
-        std::fs::read_to_string(&reference_path).map_err(EvalError::io(&reference_path))?;
-    let env = reference_env(sandbox).await?;
     let mut files = vec![
         SourceFile::new("solution.py", STAND_IN),
-        SourceFile::new(REFERENCE_FILE, reference),
+        SourceFile::new(REFERENCE_FILE, harness.reference.as_str()),
         SourceFile::new("test_solution.py", tests),
-        SourceFile::new("conftest.py", harness.conftest),
+        SourceFile::new("conftest.py", harness.conftest.as_str()),
     ];
-    if let Some(contract) = harness.tests {
-        files.push(SourceFile::new(CONTRACT_TEST_FILE, contract));
+    if let Some(contract) = &harness.tests {
+        files.push(SourceFile::new(CONTRACT_TEST_FILE, contract.as_str()));
     }
-    let mut spec = PytestSpec::new(env, files);
+    let mut spec = PytestSpec::new(harness.env.clone(), files);
     spec.limits = sandbox.limits;
     spec.inputs = task
         .samples()
