@@ -245,6 +245,7 @@ mod tests {
             reclassified_from: from,
             trace: None,
             function: None,
+            input_notes: Vec::new(),
         }
     }
 
@@ -255,6 +256,7 @@ mod tests {
             message: String::new(),
             duration: Duration::ZERO,
             traces: Vec::new(),
+            input_notes: Vec::new(),
         }
     }
 

@@ -36,6 +36,34 @@ impl TestResult {
     }
 }
 
+impl TestResult {
+    /// The result with what the harness found wrong with the input files the test gave the
+    /// script (for a failure only), as [`Fault::TestInput`]s.
+    #[must_use]
+    pub fn with_input_notes(mut self, notes: &[String]) -> Self {
+        if self.outcome != TestOutcome::Passed {
+            self.faults.extend(
+                notes
+                    .iter()
+                    .filter(|note| !note.trim().is_empty())
+                    .map(|note| Fault::TestInput { note: note.clone() }),
+            );
+        }
+        self
+    }
+
+    /// What the harness found wrong with the test's input files ([`Fault::TestInput`]).
+    pub fn input_notes(&self) -> Vec<String> {
+        self.faults
+            .iter()
+            .filter_map(|fault| match fault {
+                Fault::TestInput { note } => Some(note.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// The faults a test's report shows, in the order of [`Fault`]'s variants.
 pub(crate) fn faults(output: &str) -> Vec<Fault> {
     let mut found = Vec::new();

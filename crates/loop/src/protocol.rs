@@ -104,7 +104,8 @@ pub enum TestOutcome {
     CollectionError,
 }
 
-/// What a failing test's report shows about the script (see [`TestResult::new`]).
+/// What a failing test's report shows about the script, or about the files the test gave it
+/// (see [`TestResult::new`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "fault", rename_all = "snake_case")]
 pub enum Fault {
@@ -123,6 +124,13 @@ pub enum Fault {
     /// shared library or a program that cannot be found, a time zone the system lacks. Only
     /// then can an `environment` diagnosis be right: packages cannot change a wrong value.
     MissingDependency,
+    /// The script failed on input files the test wrote that are off the task's data (a path
+    /// that does not exist, a table without its sample's columns), as the harness checked them:
+    /// the test, not the script, is to change.
+    TestInput {
+        /// What is wrong with the file, as the harness says it.
+        note: String,
+    },
 }
 
 /// One test's result.
@@ -190,6 +198,10 @@ pub struct FailedTest {
     /// What the script's lines computed in it, when traced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// What the harness found wrong with the input files the test gave the script
+    /// ([`Fault::TestInput`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input_notes: Vec<String>,
 }
 
 /// The model's verdict on one failing test.
@@ -229,6 +241,10 @@ pub struct RoutedFailure {
     /// in, with `--units`); `None`: any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub function: Option<String>,
+    /// What the harness found wrong with the test's input files ([`Fault::TestInput`]): when
+    /// not empty, the test fixer is sent the failure for that reason, whatever the diagnosis said.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input_notes: Vec<String>,
 }
 
 /// One of several scripts written for the same plan (`--candidates`).

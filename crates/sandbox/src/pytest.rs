@@ -112,6 +112,11 @@ pub struct TestCase {
     /// run, in order (empty unless the test harness traces).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub traces: Vec<String>,
+    /// What the harness found wrong with the input files the test gave the script, when the
+    /// script failed on them (a path that does not exist, a table without the sample's
+    /// columns): one sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input_notes: Vec<String>,
 }
 
 /// A file pytest could not collect (syntax error, failing import ...).
@@ -337,6 +342,8 @@ struct Line {
     longrepr: String,
     #[serde(default)]
     traces: Vec<String>,
+    #[serde(default)]
+    input_notes: Vec<String>,
 }
 
 /// Folds the plugin's per-phase lines into one outcome per test.
@@ -371,18 +378,21 @@ fn parse_report(text: &str) -> Result<(Vec<TestCase>, Vec<CollectionError>), San
             let (outcome, message) = fold(&ph);
             let duration = Duration::from_secs_f64(ph.iter().map(|l| l.duration.max(0.0)).sum());
             // Each phase's report carries the test's properties so far: the last has them all.
-            let traces = ph
-                .into_iter()
-                .rev()
-                .map(|l| l.traces)
-                .find(|t| !t.is_empty())
-                .unwrap_or_default();
+            let last = |field: fn(&Line) -> &Vec<String>| {
+                ph.iter()
+                    .rev()
+                    .map(field)
+                    .find(|values| !values.is_empty())
+                    .cloned()
+                    .unwrap_or_default()
+            };
             TestCase {
                 id,
                 outcome,
                 message,
                 duration,
-                traces,
+                traces: last(|l| &l.traces),
+                input_notes: last(|l| &l.input_notes),
             }
         })
         .collect();

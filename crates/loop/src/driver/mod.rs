@@ -247,17 +247,26 @@ fn fixed_by(kind: FailureKind) -> &'static str {
 }
 
 fn routed_json(failure: &RoutedFailure) -> serde_json::Value {
+    let input_notes: &[String] = if failure.kind == FailureKind::TestError {
+        &failure.input_notes
+    } else {
+        &[]
+    };
     json!({
         "test_id": failure.test_id,
         "evidence": failure.evidence,
         "fix": failure.fix,
         // Sent to the other fixer than the diagnosis named (a test fix that did not help goes
         // to the code fixer, and the other way round).
-        "reclassified": matches!(
-            (failure.reclassified_from, failure.kind),
-            (Some(FailureKind::TestError), FailureKind::Logic)
-                | (Some(FailureKind::Logic), FailureKind::TestError)
-        ),
+        // The harness found the test's input files off the task's data: why the test fixer
+        // has it (not a reclassification after a fix).
+        "input_notes": input_notes,
+        "reclassified": input_notes.is_empty()
+            && matches!(
+                (failure.reclassified_from, failure.kind),
+                (Some(FailureKind::TestError), FailureKind::Logic)
+                    | (Some(FailureKind::Logic), FailureKind::TestError)
+            ),
         // Put down to the environment with nothing to install: the code fixer's.
         "not_environment": failure.reclassified_from == Some(FailureKind::Environment)
             && failure.kind == FailureKind::Logic,
@@ -281,6 +290,7 @@ mod tests {
             reclassified_from: from,
             trace: None,
             function: None,
+            input_notes: Vec::new(),
         })
     }
 

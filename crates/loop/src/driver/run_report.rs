@@ -42,6 +42,7 @@ pub(super) fn run_report(
                     FAILURE_OUTPUT_LIMIT
                 ),
                 "trace": trace,
+                "input_notes": f.input_notes,
             })
         })
         .collect();

@@ -186,6 +186,7 @@ fn to_test_run(report: &TestReport) -> TestRun {
         };
         TestResult::new(t.id.clone(), outcome, mask_addresses(&t.message))
             .with_trace(last_trace(&t.traces))
+            .with_input_notes(&t.input_notes)
     }));
     let output = format!("{}{}", report.stdout, report.stderr);
     if report.timed_out || report.memory_exceeded {

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use super::state::Iteration;
 use super::{CONTRACT_TEST_FILE, Session};
 use crate::protocol::{
-    Action, Diagnosis, FailedTest, FailureKind, Fault, Finish, RoutedFailure, TestOutcome, TestRun,
+    Action, Diagnosis, FailedTest, FailureKind, Fault, Finish, RoutedFailure, TestOutcome,
+    TestResult, TestRun,
 };
 use crate::reclassify::{Decision, Signature};
 
@@ -25,6 +26,7 @@ impl Session {
                 outcome: r.outcome,
                 output: r.output.clone(),
                 trace: r.trace.clone(),
+                input_notes: r.input_notes(),
             })
             .collect();
         self.history.push(Iteration {
@@ -127,32 +129,15 @@ impl Session {
                         .to_owned(),
                     packages: Vec::new(),
                 });
-            let mut kind = verdict.kind;
             let adds: Vec<String> = verdict
                 .packages
                 .iter()
                 .filter(|p| !self.packages.contains(*p))
                 .cloned()
                 .collect();
-            // Nothing to install (the import itself is wrong), or nothing missing: packages
-            // cannot change a wrong value or a crash of the script's own making, and a test run
-            // spent on them (a pin to an old pandas for an `AttributeError`) is lost.
-            if kind == FailureKind::Environment
-                && (adds.is_empty() || !failure.faults.contains(&Fault::MissingDependency))
-            {
-                kind = FailureKind::Logic;
-            }
-            // The contract test failed, or the harness could not read an output as its declared
-            // type: whatever a test expects, the script broke the contract, and no test fix can
-            // change that, so such a failure never goes to the test fixer.
-            let script_at_fault = failure.id.starts_with(CONTRACT_TEST_FILE)
-                || failure
-                    .faults
-                    .iter()
-                    .any(|f| matches!(f, Fault::OutputType | Fault::UndefinedName));
-            if script_at_fault && kind == FailureKind::TestError {
-                kind = FailureKind::Logic;
-            }
+            let script_at_fault = script_at_fault(failure);
+            let kind = fixer_of(failure, verdict.kind, adds.is_empty(), script_at_fault);
+            let input_notes = failure.input_notes();
             let signature = Signature::new(&failure.id, &failure.output);
             let route = match self.reclassifier.route(&signature, kind) {
                 Decision::Fix(mut route)
@@ -178,6 +163,7 @@ impl Session {
                     .or((kind != verdict.kind).then_some(verdict.kind)),
                 trace: failure.trace.clone(),
                 function: None,
+                input_notes,
             };
             match route.kind {
                 FailureKind::Environment => {
@@ -213,6 +199,51 @@ impl Session {
             self.queue.push_back(action);
         }
     }
+}
+
+/// The contract test failed, or the harness could not read an output as its declared type, or
+/// the script crashed on a name it never defined: whatever a test expects, the script is at
+/// fault, and no test fix can change that, so such a failure never goes to the test fixer.
+fn script_at_fault(failure: &TestResult) -> bool {
+    failure.id.starts_with(CONTRACT_TEST_FILE)
+        || failure
+            .faults
+            .iter()
+            .any(|f| matches!(f, Fault::OutputType | Fault::UndefinedName))
+}
+
+/// The fixer a failure the model diagnosed as `diagnosed` goes to by what its report shows,
+/// before the reclassifier weighs the fixes it has survived.
+fn fixer_of(
+    failure: &TestResult,
+    diagnosed: FailureKind,
+    nothing_to_add: bool,
+    script_at_fault: bool,
+) -> FailureKind {
+    let mut kind = diagnosed;
+    // Nothing to install (the import itself is wrong), or nothing missing: packages cannot
+    // change a wrong value or a crash of the script's own making, and a test run spent on them
+    // (a pin to an old pandas for an `AttributeError`) is lost.
+    if kind == FailureKind::Environment
+        && (nothing_to_add || !failure.faults.contains(&Fault::MissingDependency))
+    {
+        kind = FailureKind::Logic;
+    }
+    if script_at_fault && kind == FailureKind::TestError {
+        kind = FailureKind::Logic;
+    }
+    // The script failed on files the test wrote off the task's data (the harness checked them
+    // against the samples): the test is what must change, whatever the diagnosis read into the
+    // crash.
+    if !script_at_fault
+        && failure
+            .faults
+            .iter()
+            .any(|f| matches!(f, Fault::TestInput { .. }))
+    {
+        kind = FailureKind::TestError;
+    }
+    kind
 }
 
 fn summarise(failures: &[FailedTest], run: &TestRun) -> Option<String> {

@@ -92,6 +92,7 @@ impl Session {
             outcome: TestOutcome::Failed,
             output: output.summary.clone(),
             trace: None,
+            input_notes: Vec::new(),
         }];
         // What to fix is the template's to say (`fix_code.j2`, by the id): nothing was
         // diagnosed.
@@ -107,6 +108,7 @@ impl Session {
                 .failed_in
                 .clone()
                 .filter(|f| self.samples.in_units && !SKELETON_FUNCTIONS.contains(&f.as_str())),
+            input_notes: Vec::new(),
         }]);
     }
 }

@@ -976,6 +976,62 @@ async fn a_persisting_wrong_diagnosis_is_reclassified_to_the_code_fixer() {
 }
 
 #[tokio::test]
+async fn a_test_whose_own_file_lacks_the_samples_columns_goes_to_the_test_fixer() {
+    // The test writes a sales file without `price`; the (right) script fails on it. The
+    // diagnosis blames the script, but the harness checked the test's file against the sample:
+    // the test is what must change, and its fixer is told why.
+    let one_row = |header: &str, row: &str, expected: &str| {
+        format!(
+            "def test_one_row(run_solution, tmp_path):\n    data = tmp_path / \"one.csv\"\n    data.write_text(\"{header}\\n{row}\\n\")\n    result = run_solution({{\"sales\": data}})\n    assert result.returncode == 0, result.stderr\n    assert result.outputs[\"total\"] == pytest.approx({expected})\n"
+        )
+    };
+    let off = format!(
+        "{}\n\n{}",
+        tests(&REVENUE.to_string()),
+        one_row("region,qty", "north,2", "2.0")
+    );
+    let f = fixture(vec![
+        plan(),
+        code(&script(GOOD)),
+        test_file(&off),
+        Entry::step(
+            "diagnose",
+            Reply::Json(json!({"failures": [{
+                "test_id": "test_solution.py::test_one_row",
+                "kind": "logic",
+                "evidence": "KeyError: 'price'",
+                "fix": "treat a missing price as 1",
+                "packages": [],
+            }]})),
+        ),
+        Entry::step(
+            "fix_tests",
+            Reply::Json(json!({"functions": [{
+                "name": "test_one_row",
+                "source": one_row("region,qty,price", "north,2,1.5", "3.0"),
+            }], "imports": []})),
+        ),
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(
+        f.steps(),
+        ["plan", "code", "tests", "diagnose", "fix_tests"]
+    );
+    assert_eq!(
+        result.iterations[0].error_types["test_solution.py::test_one_row"],
+        "test_error"
+    );
+    // The diagnosis and the fixer see what the harness found; the fixer is not told the
+    // failure survived fixes of the script (none was made).
+    f.assert_step_says("diagnose", "without ['price'] of the task's `sales`");
+    f.assert_request_says(4, "those files are not the task's data");
+    let fix = f.server.requests()[4].body.to_string();
+    assert!(!fix.contains("it survived\nfixes of the script"), "{fix}");
+}
+
+#[tokio::test]
 async fn a_collection_error_in_the_solution_is_diagnosed_not_answered_with_new_tests() {
     let broken = script(GOOD).replace("import csv\n", "import csv\nfrom csv import DictReaderr\n");
     let tests_importing = format!("from solution import total_revenue\n{}", tests("25.5"));

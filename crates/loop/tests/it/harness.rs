@@ -580,3 +580,133 @@ pathlib.Path(OUT, "mean").write_text("{written}")
         }
     }
 }
+
+/// A script of `sales` (`region,qty,price`) that fails when asked to (`--fail yes`).
+const SALES_SOLUTION: &str = r#"
+import argparse, csv, pathlib, sys
+parser = argparse.ArgumentParser()
+parser.add_argument("--sales", required=True)
+parser.add_argument("--fail", default="no")
+args = parser.parse_args()
+if args.fail == "yes":
+    sys.exit("asked to fail")
+with open(args.sales, newline="") as f:
+    total = sum(float(r["qty"]) * float(r["price"]) for r in csv.DictReader(f))
+pathlib.Path(OUT, "total").write_text(repr(total))
+"#;
+
+/// Tests that give the script files of their own (see the test below).
+const OWN_FILE_TESTS: &str = r#"
+def file(tmp_path, text):
+    path = tmp_path / "sales.csv"
+    path.write_text(text)
+    return path
+
+def test_without_price(run_solution, tmp_path):
+    assert run_solution({"sales": file(tmp_path, "region,qty\nnorth,2\n")}).returncode != 0
+
+def test_a_path_that_does_not_exist(run_solution, tmp_path):
+    assert run_solution({"sales": str(tmp_path / "nope.csv")}).returncode != 0
+
+def test_columns_in_another_order_with_a_bad_value(run_solution, tmp_path):
+    path = file(tmp_path, "price,region,qty\nx,north,2\n")
+    assert run_solution({"sales": path}).returncode != 0
+
+def test_an_empty_file(run_solution, tmp_path):
+    # An empty file may be the edge case a test means: no note, though the script failed.
+    assert run_solution({"sales": file(tmp_path, ""), "fail": "yes"}).returncode != 0
+
+def test_a_column_the_script_does_not_need(run_solution, tmp_path):
+    # The file lacks `region`, but the script did not fail on it: a note only follows a failure.
+    assert run_solution({"sales": file(tmp_path, "qty,price\n2,1.5\n")}).returncode == 0
+
+def test_a_run_that_succeeds(run_solution, tmp_path):
+    assert run_solution({"sales": file(tmp_path, "qty,price,region\n2,1.5,north\n")}).returncode == 0
+"#;
+
+/// The values of the user property `name` that a junit XML report records for `test`.
+fn junit_properties(xml: &str, test: &str, name: &str) -> Vec<String> {
+    let start = xml
+        .find(&format!("name=\"{test}\""))
+        .unwrap_or_else(|| panic!("{test} not in {xml}"));
+    let case = &xml[start..];
+    let case = &case[..case.find("</testcase>").unwrap_or(case.len())];
+    case.split(&format!("<property name=\"{name}\" value=\""))
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').unwrap()].replace("&apos;", "'"))
+        .collect()
+}
+
+/// When the script fails on files a test wrote, the harness records (as the test's user
+/// property `autocoder_input`, which the sandbox's pytest plugin reports) what makes those
+/// files off the task's data: a path that does not exist, a table without a column of its
+/// sample. Columns in another order, an empty file and a run that succeeds record nothing.
+#[test]
+fn the_harness_says_when_a_tests_own_file_lacks_the_samples_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = dir.path().join("outputs");
+    let sample = dir.path().join("sales.csv");
+    std::fs::write(&sample, "region,qty,price\nnorth,3,2.5\n").unwrap();
+    let conftest = Prompts::embedded()
+        .unwrap()
+        .render(
+            "harness/conftest.py.j2",
+            json!({
+                "outputs_dir": outputs,
+                "timeout_seconds": 60,
+                "output_types": {"total": "float"},
+                "default_arguments": {"sales": sample},
+                "default_values": {"fail": "no"},
+                "input_names": ["sales", "fail"],
+                "trace": false,
+                "trace_chars": 6000,
+            }),
+        )
+        .unwrap();
+    write(dir.path(), "conftest.py", &conftest);
+    write(
+        dir.path(),
+        "solution.py",
+        &SALES_SOLUTION.replace("OUT", &format!("{:?}", outputs.display().to_string())),
+    );
+    write(dir.path(), "test_solution.py", OWN_FILE_TESTS);
+    #[allow(clippy::disallowed_methods)] // the real pytest is the point of these tests
+    let run = Command::new(python())
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--junitxml=report.xml",
+            "test_solution.py",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stdout}");
+    let xml = std::fs::read_to_string(dir.path().join("report.xml")).unwrap();
+    let notes = |test: &str| junit_properties(&xml, test, "autocoder_input");
+    assert_eq!(
+        notes("test_without_price"),
+        [
+            "the test's `sales` file has the columns ['region', 'qty'], without ['price'] of the task's `sales` (its sample has ['region', 'qty', 'price'])"
+        ]
+    );
+    let missing = notes("test_a_path_that_does_not_exist");
+    assert_eq!(missing.len(), 1, "{xml}");
+    assert!(
+        missing[0].starts_with("the test passed `sales` = ")
+            && missing[0].ends_with("nope.csv', a path that does not exist"),
+        "{missing:?}"
+    );
+    for test in [
+        "test_columns_in_another_order_with_a_bad_value",
+        "test_an_empty_file",
+        "test_a_column_the_script_does_not_need",
+        "test_a_run_that_succeeds",
+    ] {
+        assert_eq!(notes(test), Vec::<String>::new(), "{test}: {xml}");
+    }
+}

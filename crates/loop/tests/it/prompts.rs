@@ -26,6 +26,7 @@ fn failure(output: &str, more: serde_json::Value) -> serde_json::Value {
         "outcome": "failed",
         "output": output,
         "trace": null,
+        "input_notes": [],
     });
     if let (Some(fields), serde_json::Value::Object(more)) = (failure.as_object_mut(), more) {
         fields.extend(more);
@@ -959,6 +960,7 @@ fn the_fix_of_a_failure_on_the_samples_shows_no_tests_and_no_diagnosis() {
         "outcome": "failed",
         "output": "it exited with 1:\nKeyError: 'revenue'",
         "trace": null,
+        "input_notes": [],
         "evidence": "",
         "fix": "",
         "reclassified": false,
@@ -1155,4 +1157,55 @@ fn rows_of_a_semicolon_sample_are_read_with_its_delimiter() {
         skeleton.contains("csv.DictReader(f, delimiter=\";\")"),
         "{skeleton}"
     );
+}
+
+/// A failure on files the test wrote off the task's data: the report shows what the harness
+/// found to the diagnosis, and the test fixer is told the script stands and why (not that the
+/// failure survived fixes of the script).
+#[test]
+fn a_test_input_off_the_samples_is_shown_to_the_diagnosis_and_the_test_fixer() {
+    let prompts = Prompts::embedded().unwrap();
+    let view = task();
+    let note = "the test's `sales` file has the columns ['region', 'qty'], without ['price'] of the task's `sales` (its sample has ['region', 'qty', 'price'])";
+    let failure = failure(
+        "E   AssertionError: KeyError: 'price'\nE   assert 1 == 0",
+        json!({
+            "kind": "test_error",
+            "evidence": "the script does not handle a missing price",
+            "fix": "default the price to 1",
+            "source": "def test_total(run_solution, tmp_path):\n    pass\n",
+            "reclassified": false,
+            "input_notes": [note],
+        }),
+    );
+    let run = run_of(&[&failure], &[]);
+    let diagnose = render(
+        &prompts,
+        "loop/diagnose.j2",
+        &view,
+        json!({"run": run, "history": [], "disagreement": null}),
+    )
+    .unwrap();
+    assert!(
+        diagnose.contains(&format!(
+            "The harness checked the files this test gave the script against the task's samples:\n- {note}\n"
+        )),
+        "{diagnose}"
+    );
+    let fix_tests = render(
+        &prompts,
+        "loop/fix_tests.j2",
+        &view,
+        json!({"run": run, "failures": [failure], "rejected": []}),
+    )
+    .unwrap();
+    let request = &fix_tests[fix_tests
+        .find("The diagnosis found these tests wrong")
+        .unwrap()..];
+    insta::assert_snapshot!("fix_tests_input_off_the_samples", request);
+    assert!(
+        !request.contains("Diagnosis: the script does not handle"),
+        "{request}"
+    );
+    assert!(!request.contains("survived"), "{request}");
 }

@@ -19,10 +19,10 @@ def _text(report):
         return str(report.longrepr or "")
 
 
-def _traces(report):
-    """What the harness's tracer recorded of solution.py's runs in this test (conftest adds them)."""
+def _properties(report, key):
+    """The values the harness's conftest recorded under `key` in this test, in order."""
     try:
-        return [str(v) for k, v in report.user_properties if k == "autocoder_trace"]
+        return [str(v) for k, v in report.user_properties if k == key]
     except Exception:
         return []
 
@@ -41,7 +41,10 @@ def pytest_runtest_logreport(report):
         "xfail_reason": getattr(report, "wasxfail", None),
         "duration": report.duration,
         "longrepr": _text(report),
-        "traces": _traces(report),
+        # What the harness's tracer recorded of solution.py's runs in this test.
+        "traces": _properties(report, "autocoder_trace"),
+        # What the harness found wrong with the input files the test gave the script.
+        "input_notes": _properties(report, "autocoder_input"),
     })
 
 

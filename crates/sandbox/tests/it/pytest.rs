@@ -45,6 +45,7 @@ def test_param(a):
 def test_traced(request):
     request.node.user_properties.append(("autocoder_trace", "first run"))
     request.node.user_properties.append(("other", "not a trace"))
+    request.node.user_properties.append(("autocoder_input", "a file without `price`"))
     request.node.user_properties.append(("autocoder_trace", "second run"))
     assert add(1, 2) == 4
 "#;
@@ -84,6 +85,9 @@ async fn report(backend: Backend) {
     // phase's report carries the test's properties so far.
     assert_eq!(case("test_traced").traces, ["first run", "second run"]);
     assert!(case("test_fails").traces.is_empty());
+    // So do the harness's notes on the test's input files, apart from the traces.
+    assert_eq!(case("test_traced").input_notes, ["a file without `price`"]);
+    assert!(case("test_fails").input_notes.is_empty());
     let message = |id: &str| {
         r.tests
             .iter()
