@@ -100,28 +100,35 @@ fn the_traced_harness_runs_the_script_as_the_plain_one_does() {
     harness_end_to_end(true);
 }
 
+/// `conftest.py` writing outputs to `outputs`, its runs cut at 60 s, with the rest of the
+/// template's context from `context` (output types, defaults, input names, trace).
+fn conftest(outputs: &Path, context: serde_json::Value) -> String {
+    let mut context = context;
+    context["outputs_dir"] = json!(outputs);
+    context["timeout_seconds"] = json!(60);
+    context["trace_chars"] = json!(6000);
+    Prompts::embedded()
+        .unwrap()
+        .render("harness/conftest.py.j2", context)
+        .unwrap()
+}
+
 fn harness_end_to_end(trace: bool) {
     let dir = tempfile::tempdir().unwrap();
     let outputs = dir.path().join("outputs");
     let sample = dir.path().join("sample.txt");
     std::fs::write(&sample, "x y z").unwrap();
-    let conftest = Prompts::embedded()
-        .unwrap()
-        .render(
-            "harness/conftest.py.j2",
-            json!({
-                "outputs_dir": outputs,
-                "timeout_seconds": 60,
-                "output_types": {"count": "int", "scaled": "float", "strict": "bool",
-                                 "elapsed": "timedelta", "report.txt": "file"},
-                "default_arguments": {"data": sample},
-                "default_values": {"scale": "2"},
-                "input_names": ["data", "strict", "scale"],
-                "trace": trace,
-                "trace_chars": 6000,
-            }),
-        )
-        .unwrap();
+    let conftest = conftest(
+        &outputs,
+        json!({
+            "output_types": {"count": "int", "scaled": "float", "strict": "bool",
+                             "elapsed": "timedelta", "report.txt": "file"},
+            "default_arguments": {"data": sample},
+            "default_values": {"scale": "2"},
+            "input_names": ["data", "strict", "scale"],
+            "trace": trace,
+        }),
+    );
     write(dir.path(), "conftest.py", &conftest);
     if trace {
         let tracer = autocoder_loop::harness::tracer(&Prompts::embedded().unwrap()).unwrap();
@@ -647,22 +654,16 @@ fn the_harness_says_when_a_tests_own_file_lacks_the_samples_columns() {
     let outputs = dir.path().join("outputs");
     let sample = dir.path().join("sales.csv");
     std::fs::write(&sample, "region,qty,price\nnorth,3,2.5\n").unwrap();
-    let conftest = Prompts::embedded()
-        .unwrap()
-        .render(
-            "harness/conftest.py.j2",
-            json!({
-                "outputs_dir": outputs,
-                "timeout_seconds": 60,
-                "output_types": {"total": "float"},
-                "default_arguments": {"sales": sample},
-                "default_values": {"fail": "no"},
-                "input_names": ["sales", "fail"],
-                "trace": false,
-                "trace_chars": 6000,
-            }),
-        )
-        .unwrap();
+    let conftest = conftest(
+        &outputs,
+        json!({
+            "output_types": {"total": "float"},
+            "default_arguments": {"sales": sample},
+            "default_values": {"fail": "no"},
+            "input_names": ["sales", "fail"],
+            "trace": false,
+        }),
+    );
     write(dir.path(), "conftest.py", &conftest);
     write(
         dir.path(),
