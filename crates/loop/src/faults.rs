@@ -34,9 +34,7 @@ impl TestResult {
         }
         self
     }
-}
 
-impl TestResult {
     /// The result with what the harness found wrong with the input files the test gave the
     /// script (for a failure only), as [`Fault::TestInput`]s.
     #[must_use]
