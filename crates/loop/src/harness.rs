@@ -239,7 +239,9 @@ fn render_conftest_with(
 /// rule adds a test that counts the key in the sample and in the CSV written from it; each of
 /// `output_columns` (a CSV output whose columns the task lists), one that reads its header row;
 /// CSV samples add one that runs the script on copies with every non-empty field in double
-/// quotes (the same data, with the delimiter the profiler found) and expects the same outputs.
+/// quotes (the same data, with the delimiter the profiler found) and expects the same outputs;
+/// two CSV samples or more, one per CSV output that checks each value it looked up by a key
+/// came from that key's row.
 pub(crate) fn render_contract_test(
     prompts: &Prompts,
     contract: &Contract,
@@ -261,6 +263,21 @@ pub(crate) fn render_contract_test(
             ))
         })
         .collect();
+    // Values looked up in one sample by a key another repeats are checked when there are two
+    // CSV samples to join and a CSV output to check.
+    let csv_outputs: BTreeMap<&str, String> = if csv_inputs.len() > 1 {
+        contract
+            .outputs
+            .iter()
+            .filter(|output| output.ty == IoType::File)
+            .filter_map(|output| {
+                let delimiter = delimiter_of(&output.name, None)?;
+                Some((output.name.as_str(), delimiter.to_string()))
+            })
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
     Ok(Some(prompts.render(
         "harness/test_contract.py.j2",
         json!({
@@ -268,6 +285,7 @@ pub(crate) fn render_contract_test(
             "row_keys": data.row_keys,
             "output_columns": output_columns,
             "csv_inputs": csv_inputs,
+            "csv_outputs": csv_outputs,
         }),
     )?))
 }

@@ -218,6 +218,9 @@ fn run_contract_test(
         .unwrap();
     let mut context = contract(&sample);
     context["outputs_dir"] = json!(outputs);
+    if context.get("csv_outputs").is_none() {
+        context["csv_outputs"] = json!({});
+    }
     let contract = prompts
         .render("harness/test_contract.py.j2", context)
         .unwrap();

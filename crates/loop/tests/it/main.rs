@@ -5,6 +5,7 @@ mod candidates;
 mod generate;
 mod handback;
 mod harness;
+mod looked_up_values;
 mod output_checks;
 mod prompts;
 mod pysrc;
