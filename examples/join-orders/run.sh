@@ -9,5 +9,5 @@ GENERATE=(
   --output joined.csv:file --output count:int
 )
 RUN=(--min_total 100 --include_inactive false)
-SEED=1  # no cassette yet: seeds 1-5 gave wrong scripts (examples/README.md)
+SEED=1  # the cassette's seed (examples/README.md)
 source ../common.sh

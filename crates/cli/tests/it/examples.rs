@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn example_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -413,12 +413,23 @@ fn log_analysis() {
 }
 
 #[test]
-#[ignore = "no cassette with the current prompts: with the --outputs-dir skeleton the 1.5B model's join script was wrong at each of seeds 1-5 (a stale loop variable wrote one customer's name on every row, four times; dict rows once), so examples/join-orders has no recording (examples/README.md)"]
 fn join_orders() {
-    let Replayed { outputs, .. } = &replay(
+    let Replayed {
+        outputs, result, ..
+    } = &replay(
         "join-orders",
         &["--min_total", "100", "--include_inactive", "false"],
     );
+    // The recorded first script wrote one customer's name and country on every row, and its
+    // tests (row counts) passed it: the harness's lookup check failed it and the code fixer
+    // fixed it, the second run passing.
+    let runs = result["iterations"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{result}");
+    assert_eq!(
+        runs[0]["error_types"],
+        json!({"test_contract.py::test_joined_csv_takes_each_looked_up_value_from_its_keys_row": "logic"}),
+    );
+    assert_eq!(runs[1]["failed"], 0);
     let dir = example_dir("join-orders");
     let active: BTreeMap<String, bool> = rows(&dir.join("customers.csv"))
         .into_iter()
