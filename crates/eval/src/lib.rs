@@ -13,6 +13,7 @@
 
 pub mod compare;
 mod error;
+pub mod harness_check;
 pub mod pairs;
 pub mod report;
 pub mod runner;

@@ -169,16 +169,16 @@ fn label(number: u32, routes: &[RoutedFailure], report: &TestReport) -> Vec<Verd
 
 /// What every reference run of one generation shares: the harness the loop put beside the
 /// model's tests, the reference solution and its environment.
-struct Harness {
+pub(crate) struct Harness {
     /// `conftest.py` (`run_solution`).
-    conftest: String,
+    pub(crate) conftest: String,
     /// `test_contract.py`, the harness's own tests (a declared column missing, a row key
     /// repeated), when the run had one: a diagnosis judges their failures too.
-    tests: Option<String>,
+    pub(crate) tests: Option<String>,
     /// The task's reference solution.
-    reference: String,
+    pub(crate) reference: String,
     /// The references' environment.
-    env: Env,
+    pub(crate) env: Env,
 }
 
 impl Harness {
@@ -195,7 +195,7 @@ impl Harness {
 
 /// Runs `tests` under the run's harness with the reference as `solution.py`, in the
 /// references' environment, the task's samples mounted as the loop mounts them.
-async fn run_with_reference(
+pub(crate) async fn run_with_reference(
     task: &Task,
     tests: &str,
     harness: &Harness,

@@ -13,6 +13,7 @@ use crate::LoopError;
 use crate::data::DataContext;
 use crate::options::GenerateOptions;
 use crate::output_columns::{OutputColumns, declared_columns};
+use crate::output_order::{OutputOrder, declared_order};
 use crate::prompt::TaskView;
 use crate::request::{Contract, IoType, OUTPUTS_DIR};
 use crate::rundir::StepUsage;
@@ -42,7 +43,7 @@ pub fn conftest_at(
 }
 
 /// `test_contract.py`: the script runs on the samples and writes its declared outputs, with the
-/// columns `task` lists for its CSV outputs (`None` when an input has no sample to default to).
+/// columns and in the order `task` gives for its CSV outputs (`None` when an input has no sample to default to).
 pub fn contract_test(
     prompts: &Prompts,
     contract: &Contract,
@@ -50,7 +51,8 @@ pub fn contract_test(
     task: &str,
 ) -> Result<Option<String>, LoopError> {
     let columns = declared_columns(task, &contract.outputs);
-    render_contract_test(prompts, contract, data, &columns)
+    let orders = declared_order(task, &contract.outputs);
+    render_contract_test(prompts, contract, data, &columns, &orders)
 }
 
 /// The sample files pytest runs mount, by input name.
@@ -238,6 +240,7 @@ fn render_conftest_with(
 /// with). Each "one row per key"
 /// rule adds a test that counts the key in the sample and in the CSV written from it; each of
 /// `output_columns` (a CSV output whose columns the task lists), one that reads its header row;
+/// each of `output_orders` (a CSV output whose order the task gives), one that reads its rows;
 /// CSV samples add one that runs the script on copies with every non-empty field in double
 /// quotes (the same data, with the delimiter the profiler found) and expects the same outputs;
 /// two CSV samples or more, one per CSV output that checks each value it looked up by a key
@@ -247,6 +250,7 @@ pub(crate) fn render_contract_test(
     contract: &Contract,
     data: &DataContext,
     output_columns: &[OutputColumns],
+    output_orders: &[OutputOrder],
 ) -> Result<Option<String>, LoopError> {
     if contract.inputs.iter().any(|i| i.on_samples().is_none()) {
         return Ok(None);
@@ -284,6 +288,7 @@ pub(crate) fn render_contract_test(
             "outputs_dir": OUTPUTS_DIR,
             "row_keys": data.row_keys,
             "output_columns": output_columns,
+            "output_orders": output_orders,
             "csv_inputs": csv_inputs,
             "csv_outputs": csv_outputs,
         }),

@@ -66,3 +66,56 @@ async fn every_reference_reproduces_its_expected_outputs_on_every_case() {
     assert!(failures.is_empty(), "{failures:#?}");
     assert!(write || checked >= 2 * suite.tasks.len(), "{checked} cases");
 }
+
+/// The harness reads rules from each task's words (the columns, the order, one row per key) and
+/// from its samples (the keys a lookup must follow): run with the reference in the script's
+/// place, none of its tests may fail, or it would fail every right script of that task.
+#[tokio::test]
+async fn every_reference_passes_the_harness_s_own_tests() {
+    use autocoder_eval::harness_check::check_harness;
+    use autocoder_sandbox::Outcome;
+
+    let suite = Suite::load(&suite_dir()).unwrap();
+    let sandbox = sandbox();
+    let scratch = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    let mut passed: Vec<String> = Vec::new();
+    for task in &suite.tasks {
+        let work = scratch.path().join(&task.name);
+        let Some(report) = check_harness(task, None, &sandbox, &work).await.unwrap() else {
+            continue;
+        };
+        for error in &report.collection_errors {
+            failures.push(format!("{}: {} {}", task.name, error.path, error.message));
+        }
+        for test in &report.tests {
+            match test.outcome {
+                Outcome::Passed => passed.push(format!("{}: {}", task.name, test.id)),
+                Outcome::Failed | Outcome::Error | Outcome::XPassed => {
+                    failures.push(format!("{}: {}\n{}", task.name, test.id, test.message));
+                }
+                Outcome::Skipped | Outcome::XFailed => {}
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+    // Not vacuous: the checks ran, and passed, where the tasks call for them.
+    let count = |what: &str| passed.iter().filter(|id| id.contains(what)).count();
+    assert!(
+        count("_is_in_the_order_the_task_gives") >= 10,
+        "{passed:#?}"
+    );
+    assert!(
+        count("_has_the_columns_the_task_lists") >= 10,
+        "{passed:#?}"
+    );
+    assert!(
+        passed
+            .iter()
+            .any(|id| id.starts_with("flights-carrier-delays:")
+                && id.ends_with(
+                    "test_carrier_delays_csv_takes_each_looked_up_value_from_its_keys_row"
+                )),
+        "{passed:#?}"
+    );
+}

@@ -218,8 +218,10 @@ fn run_contract_test(
         .unwrap();
     let mut context = contract(&sample);
     context["outputs_dir"] = json!(outputs);
-    if context.get("csv_outputs").is_none() {
-        context["csv_outputs"] = json!({});
+    for (name, empty) in [("csv_outputs", json!({})), ("output_orders", json!([]))] {
+        if context.get(name).is_none() {
+            context[name] = empty;
+        }
     }
     let contract = prompts
         .render("harness/test_contract.py.j2", context)

@@ -78,7 +78,7 @@ fn script(name: &str) -> String {
 }
 
 /// The outcome the first test run recorded for `test` in the run's journal.
-fn first_outcome(f: &crate::generate::Fixture, test: &str) -> String {
+pub(crate) fn first_outcome(f: &crate::generate::Fixture, test: &str) -> String {
     let journal = std::fs::read_to_string(f.dir.path().join("run/journal.jsonl")).unwrap();
     journal
         .lines()

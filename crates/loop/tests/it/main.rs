@@ -7,6 +7,7 @@ mod handback;
 mod harness;
 mod looked_up_values;
 mod output_checks;
+mod output_order;
 mod prompts;
 mod pysrc;
 mod queries;
