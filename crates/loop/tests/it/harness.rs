@@ -716,3 +716,40 @@ fn the_harness_says_when_a_tests_own_file_lacks_the_samples_columns() {
         assert_eq!(notes(test), Vec::<String>::new(), "{test}: {xml}");
     }
 }
+
+/// pytest's tracebacks name the contract test's lines, and the prompts show them: the checks that
+/// only some tasks get (the order, the looked-up values) come after every other test, so a task
+/// that gets them sees the other tests at the lines it would see without them.
+#[test]
+fn the_checks_some_tasks_get_come_last_and_move_no_other_test() {
+    let prompts = Prompts::embedded().unwrap();
+    let render = |orders: serde_json::Value, outputs: serde_json::Value| {
+        prompts
+            .render(
+                "harness/test_contract.py.j2",
+                json!({
+                    "outputs_dir": "/var/outputs",
+                    "row_keys": [{"output": "joined.csv", "column": "order_id", "rule": "one row per order_id", "mount": "/var/inputs/orders.csv", "delimiter": ","}],
+                    "output_columns": [{"output": "joined.csv", "columns": ["order_id", "name"], "phrase": "joined.csv with columns order_id, name"}],
+                    "csv_inputs": {
+                        "orders": {"path": "/var/inputs/orders.csv", "delimiter": ","},
+                        "customers": {"path": "/var/inputs/customers.csv", "delimiter": ","},
+                    },
+                    "csv_outputs": outputs,
+                    "output_orders": orders,
+                }),
+            )
+            .unwrap()
+    };
+    let without = render(json!([]), json!({}));
+    let with = render(
+        json!([{"output": "joined.csv", "keys": [{"words": ["order_id"], "descending": false}], "phrase": "sorted by order_id"}]),
+        json!({"joined.csv": ","}),
+    );
+    assert!(with.contains("def test_joined_csv_is_in_the_order_the_task_gives"));
+    assert!(with.contains("def test_joined_csv_takes_each_looked_up_value_from_its_keys_row"));
+    assert!(
+        with.starts_with(without.trim_end()),
+        "the tests every task gets moved:\n{with}"
+    );
+}
