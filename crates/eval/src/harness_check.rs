@@ -13,6 +13,7 @@ use autocoder_prompts::Prompts;
 use autocoder_sandbox::TestReport;
 
 use crate::error::EvalError;
+use crate::runner::task_request;
 use crate::score::reference_env;
 use crate::suite::Task;
 use crate::verdicts::{Harness, run_with_reference};
@@ -27,15 +28,8 @@ pub async fn check_harness(
     work: &Path,
 ) -> Result<Option<TestReport>, EvalError> {
     let options = GenerateOptions {
-        prompt: task.spec.prompt.clone(),
-        schema_text: task.spec.schema.clone(),
-        constraints: task.spec.constraints.clone(),
-        samples: task.samples(),
-        inputs: task.inputs.clone(),
-        sample_args: task.spec.sample_args.clone(),
-        outputs: task.outputs.clone(),
         sandbox: sandbox.clone(),
-        ..GenerateOptions::default()
+        ..task_request(task)
     };
     let contract = options.check()?;
     let prompts = match prompts_dir {

@@ -246,8 +246,8 @@ pub enum EvalEvent<'a> {
     Finished(&'a RunRecord),
 }
 
-/// The generation request of `task` as the eval's `options` make it, run in `run_dir`.
-fn generate_options(task: &Task, options: &EvalOptions, run_dir: &Path) -> GenerateOptions {
+/// What `task` asks for, as a generation request with every setting at its default.
+pub(crate) fn task_request(task: &Task) -> GenerateOptions {
     GenerateOptions {
         prompt: task.spec.prompt.clone(),
         schema_text: task.spec.schema.clone(),
@@ -256,6 +256,13 @@ fn generate_options(task: &Task, options: &EvalOptions, run_dir: &Path) -> Gener
         inputs: task.inputs.clone(),
         sample_args: task.spec.sample_args.clone(),
         outputs: task.outputs.clone(),
+        ..GenerateOptions::default()
+    }
+}
+
+/// The generation request of `task` as the eval's `options` make it, run in `run_dir`.
+fn generate_options(task: &Task, options: &EvalOptions, run_dir: &Path) -> GenerateOptions {
+    GenerateOptions {
         system_prompt: None,
         base_packages: Vec::new(),
         sample_rows: options.sample_rows,
@@ -271,7 +278,7 @@ fn generate_options(task: &Task, options: &EvalOptions, run_dir: &Path) -> Gener
         prompts_dir: options.prompts_dir.clone(),
         prompting: options.prompting.clone(),
         model: options.model.clone(),
-        ..GenerateOptions::default()
+        ..task_request(task)
     }
 }
 

@@ -159,11 +159,12 @@ fn columns_of(list: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::declared_columns;
     use crate::request::{IoType, Output};
 
-    fn outputs(names: &[&str]) -> Vec<Output> {
+    /// Declared outputs by name: a file when the name has an extension, else an int.
+    pub(crate) fn outputs(names: &[&str]) -> Vec<Output> {
         names
             .iter()
             .map(|name| Output {

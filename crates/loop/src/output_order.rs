@@ -150,22 +150,7 @@ fn keys_of(phrase: &str) -> Vec<SortKey> {
 #[cfg(test)]
 mod tests {
     use super::declared_order;
-    use crate::request::{IoType, Output};
-
-    fn outputs(names: &[&str]) -> Vec<Output> {
-        names
-            .iter()
-            .map(|name| Output {
-                name: (*name).to_owned(),
-                ty: if name.contains('.') {
-                    IoType::File
-                } else {
-                    IoType::Int
-                },
-                path: format!("/var/outputs/{name}"),
-            })
-            .collect()
-    }
+    use crate::output_columns::tests::outputs;
 
     /// Each output's keys as "words" or "words desc".
     fn orders(task: &str, names: &[&str]) -> Vec<(String, Vec<String>)> {
