@@ -84,7 +84,7 @@ pub(crate) fn declared_columns(task: &str, outputs: &[Output]) -> Vec<OutputColu
         else {
             continue;
         };
-        let list = &rest.as_str()[..sentence_end(rest.as_str())];
+        let list = &rest.as_str()[..sentence_end(rest.as_str(), &[';', ':'])];
         let Some(output) = outputs
             .iter()
             .find(|o| o.ty == IoType::File && o.name.eq_ignore_ascii_case(name.as_str()))
@@ -108,16 +108,17 @@ pub(crate) fn declared_columns(task: &str, outputs: &[Output]) -> Vec<OutputColu
     found
 }
 
-/// Where the sentence `text` begins ends: the first `;` or `:`, or `.` before a space or the
-/// end, outside parentheses ("(2.5 decimals)", "(HH:MM)" do not end it).
-fn sentence_end(text: &str) -> usize {
+/// Where the sentence `text` begins ends: the first of `stops` (`;`, `:`), or `.` before a
+/// space or the end, outside parentheses ("(2.5 decimals)", "(HH:MM)", `by_region.csv` do not
+/// end it).
+pub(crate) fn sentence_end(text: &str, stops: &[char]) -> usize {
     let mut depth = 0usize;
     let mut chars = text.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
         match c {
             '(' => depth += 1,
             ')' => depth = depth.saturating_sub(1),
-            ';' | ':' if depth == 0 => return at,
+            c if depth == 0 && stops.contains(&c) => return at,
             '.' if depth == 0 && chars.peek().is_none_or(|(_, next)| next.is_whitespace()) => {
                 return at;
             }

@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
+use crate::output_columns::sentence_end;
 use crate::request::{IoType, Output};
 
 /// "sorted by", "ordered by", "sort by": what follows is the order.
@@ -65,7 +66,7 @@ pub(crate) fn declared_order(task: &str, outputs: &[Output]) -> Vec<OutputOrder>
     {
         let name = output.name.to_ascii_lowercase();
         let order = lower.match_indices(&name).find_map(|(at, _)| {
-            let sentence = &task[at..at + sentence_end(&task[at..])];
+            let sentence = &task[at..at + sentence_end(&task[at..], &[])];
             let by = sorted_by.find(sentence)?;
             let rest = &sentence[by.end()..];
             let phrase = &rest[..phrase_end(rest)];
@@ -87,24 +88,6 @@ fn is_csv(name: &str) -> bool {
     std::path::Path::new(name)
         .extension()
         .is_some_and(|ext| ext.eq_ignore_ascii_case("csv") || ext.eq_ignore_ascii_case("tsv"))
-}
-
-/// Where the sentence `text` begins ends: a `.` before a space or the end, outside parentheses
-/// (`by_region.csv` and "2.5" do not end it).
-fn sentence_end(text: &str) -> usize {
-    let mut depth = 0usize;
-    let mut chars = text.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            '.' if depth == 0 && chars.peek().is_none_or(|(_, next)| next.is_whitespace()) => {
-                return at;
-            }
-            _ => {}
-        }
-    }
-    text.len()
 }
 
 /// Where the words of an order end: a comma, colon, semicolon, parenthesis, full stop or
