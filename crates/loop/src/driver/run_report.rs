@@ -3,9 +3,12 @@
 //! tests. Built one way for all three steps, so their prompts begin with the same text and a
 //! provider's prompt cache serves it once. A failure's output leaves out the lines of the test
 //! file that pytest's traceback repeats ([`without_echoed_tests`]): the prompt shows the file.
+//! Nor does it number the harness's lines ([`without_harness_line_numbers`]).
 
 use std::collections::HashSet;
+use std::sync::LazyLock;
 
+use regex::Regex;
 use serde_json::{Value, json};
 
 use crate::protocol::{FailedTest, TestOutcome};
@@ -38,7 +41,10 @@ pub(super) fn run_report(
                 "test_id": f.test_id,
                 "outcome": outcome_name(f.outcome),
                 "output": tail(
-                    &without_echoed_tests(&shown_output(&f.output, plain), &echoed),
+                    &without_harness_line_numbers(&without_echoed_tests(
+                        &shown_output(&f.output, plain),
+                        &echoed
+                    )),
                     FAILURE_OUTPUT_LIMIT
                 ),
                 "trace": trace,
@@ -102,6 +108,24 @@ pub(super) fn without_echoed_tests(output: &str, lines: &HashSet<&str>) -> Strin
         .collect()
 }
 
+/// A location line of pytest's traceback in one of the harness's files (`conftest.py:152: in
+/// run`, `test_contract.py:88: AssertionError`), with or without a directory before the name.
+static HARNESS_LOCATION: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?m)^((?:\S*/)?(?:conftest|test_contract)\.py):\d+:").ok());
+
+/// `output` with the harness's locations unnumbered (`conftest.py:152: in run` reads
+/// `conftest.py: in run`). The model never sees the harness's files, so the numbers tell it
+/// nothing, and they tie every prompt a failure through the harness reaches to the harness's
+/// layout: a check added above a function renumbers it, and a paired eval run parts there with
+/// nothing else changed (`docs/notes/loop-structure.md`). The script's and the tests' own
+/// locations keep their numbers.
+pub(super) fn without_harness_line_numbers(output: &str) -> std::borrow::Cow<'_, str> {
+    match HARNESS_LOCATION.as_ref() {
+        Some(location) => location.replace_all(output, "$1:"),
+        None => output.into(),
+    }
+}
+
 /// The trace each failure's prompt entry shows: the first [`TRACED_FAILURES`] traces, cut.
 fn shown_traces<'t>(
     traces: impl Iterator<Item = Option<&'t str>>,
@@ -128,7 +152,16 @@ fn outcome_name(outcome: TestOutcome) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::{test_lines, without_carets, without_echoed_tests};
+    use super::{test_lines, without_carets, without_echoed_tests, without_harness_line_numbers};
+
+    #[test]
+    fn the_harness_s_locations_lose_their_numbers_and_no_other_does() {
+        let output = "conftest.py:152: in run\n    raise TypeError(\nE   TypeError: run_solution got ['x']\n/tmp/work/conftest.py:61: in _read_output\ntest_contract.py:88: AssertionError\ntest_solution.py:6: in test_total\nsolution.py:23: in main\nmy_conftest.py:4: in f\n  see conftest.py:12: here\n";
+        assert_eq!(
+            without_harness_line_numbers(output),
+            "conftest.py: in run\n    raise TypeError(\nE   TypeError: run_solution got ['x']\n/tmp/work/conftest.py: in _read_output\ntest_contract.py: AssertionError\ntest_solution.py:6: in test_total\nsolution.py:23: in main\nmy_conftest.py:4: in f\n  see conftest.py:12: here\n"
+        );
+    }
 
     #[test]
     fn the_test_lines_pytest_echoes_are_dropped_and_the_rest_kept() {

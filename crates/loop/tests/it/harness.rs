@@ -178,6 +178,10 @@ def main():
         rows = [row[::-1] for row in rows]
     elif mode == "empty":
         rows = []
+    elif mode == "crash":
+        raise SystemExit("error: could not parse the readings")
+    elif mode == "silent":
+        return
     with open(pathlib.Path(OUT) / "report.csv", "w", newline="") as handle:
         csv.writer(handle).writerows(rows)
 
@@ -339,6 +343,89 @@ fn columns_run(mode: &str) -> (String, bool) {
         &REPORT_SOLUTION.replace("MODE", &format!("{mode:?}")),
     );
     (stdout, passed)
+}
+
+/// Runs the contract test with every check of `report.csv` the harness has (one row per
+/// `sensor_id`, the task's columns, the task's order) against the report script in `mode`;
+/// returns pytest's stdout and whether it passed.
+fn every_check_run(mode: &str) -> (String, bool) {
+    let (stdout, passed, _) = run_contract_test(
+        "sensor_id,temp\nS1,1\nS2,2\n",
+        "readings",
+        &json!({"report.csv": "file"}),
+        |sample| {
+            json!({
+                "row_keys": [{
+                    "rule": "Output report must have one row per unique sensor_id",
+                    "output": "report.csv",
+                    "column": "sensor_id",
+                    "sample": "readings",
+                    "mount": sample,
+                    "delimiter": ",",
+                }],
+                "output_columns": [{
+                    "output": "report.csv",
+                    "columns": ["sensor_id", "n"],
+                    "phrase": "report.csv with the columns sensor_id and n",
+                }],
+                "output_orders": [{
+                    "output": "report.csv",
+                    "keys": [{"words": ["sensor_id"], "descending": false}],
+                    "phrase": "sorted by sensor_id",
+                }],
+                "csv_inputs": {},
+            })
+        },
+        &REPORT_SOLUTION.replace("MODE", &format!("{mode:?}")),
+    );
+    (stdout, passed)
+}
+
+/// A script that fails on the samples, or writes nothing there, is reported once, by the
+/// first test: the checks of what it writes skip instead of failing on the same run again, and
+/// a failure reads as the harness's message alone (no harness source, no line of
+/// `test_contract.py`, no account of the comparison), so a diagnosis reads each fact once.
+#[test]
+fn a_script_failing_on_the_samples_is_reported_once_by_its_message_alone() {
+    let (stdout, passed) = every_check_run("right");
+    assert!(passed && stdout.contains("4 passed"), "{stdout}");
+    for (mode, says) in [
+        (
+            "crash",
+            "solution.py exited with 1 on the sample data:\nerror: could not parse the readings",
+        ),
+        (
+            "silent",
+            "solution.py exited 0 but did not write ['report.csv']",
+        ),
+    ] {
+        let (stdout, passed) = every_check_run(mode);
+        assert!(!passed, "{mode}: {stdout}");
+        assert!(stdout.contains("1 failed, 3 skipped"), "{mode}: {stdout}");
+        assert!(stdout.contains(says), "{mode}: {stdout}");
+        for noise in ["SolutionRun(", "assert ", "def test_"] {
+            assert!(!stdout.contains(noise), "{mode}: {noise:?} in {stdout}");
+        }
+        assert!(!numbers_a_harness_line(&stdout), "{mode}: {stdout}");
+    }
+    let (stdout, passed) = every_check_run("swapped");
+    assert!(!passed && stdout.contains("1 failed, 3 passed"), "{stdout}");
+    assert!(
+        !numbers_a_harness_line(&stdout) && !stdout.contains("assert "),
+        "{stdout}"
+    );
+}
+
+/// Whether pytest's output names a line of `test_contract.py` (`test_contract.py:41:`).
+fn numbers_a_harness_line(stdout: &str) -> bool {
+    stdout
+        .match_indices("test_contract.py:")
+        .any(|(at, found)| {
+            stdout[at + found.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
+        })
 }
 
 #[test]
