@@ -243,6 +243,19 @@ fn run_contract_test(
     )
 }
 
+/// The rule "one row per `sensor_id`" of `report.csv`, as the harness's context has it, for the
+/// readings sample at `sample` with fields separated by `delimiter`.
+fn sensor_row_key(sample: &Path, delimiter: char) -> serde_json::Value {
+    json!({
+        "rule": "Output report must have one row per unique sensor_id",
+        "output": "report.csv",
+        "column": "sensor_id",
+        "sample": "readings",
+        "mount": sample,
+        "delimiter": delimiter,
+    })
+}
+
 /// Runs the harness's contract test (with a "one row per `sensor_id`" rule) against the report
 /// script in `mode`; returns pytest's stdout and whether it passed.
 fn contract_run(mode: &str) -> (String, bool) {
@@ -254,14 +267,7 @@ fn contract_run(mode: &str) -> (String, bool) {
 fn contract_run_delimited(mode: &str, delimiter: char) -> (String, bool) {
     let row_key = |sample: &Path| {
         json!({
-            "row_keys": [{
-                "rule": "Output report must have one row per unique sensor_id",
-                "output": "report.csv",
-                "column": "sensor_id",
-                "sample": "readings",
-                "mount": sample,
-                "delimiter": delimiter,
-            }],
+            "row_keys": [sensor_row_key(sample, delimiter)],
             "output_columns": [],
             "csv_inputs": {},
         })
@@ -355,14 +361,7 @@ fn every_check_run(mode: &str) -> (String, bool) {
         &json!({"report.csv": "file"}),
         |sample| {
             json!({
-                "row_keys": [{
-                    "rule": "Output report must have one row per unique sensor_id",
-                    "output": "report.csv",
-                    "column": "sensor_id",
-                    "sample": "readings",
-                    "mount": sample,
-                    "delimiter": ",",
-                }],
+                "row_keys": [sensor_row_key(sample, ',')],
                 "output_columns": [{
                     "output": "report.csv",
                     "columns": ["sensor_id", "n"],
