@@ -17,7 +17,7 @@ use crate::request::Contract;
 use crate::rundir::{
     EnvironmentRecord, GenerationResult, IterationRecord, RESULT_FORMAT_VERSION, RunDir, StepUsage,
 };
-use crate::session::{CONTRACT_TEST_FILE, Session};
+use crate::session::{CONFTEST_FILE, CONTRACT_TEST_FILE, Session};
 
 /// `profiles/<name>.json` for each sample, and `report.html` with all of them on one page.
 pub(crate) fn write_profiles(
@@ -134,7 +134,7 @@ impl Record<'_> {
             tool_calls: None,
             agent_plan: None,
         };
-        run_dir.write("conftest.py", driver.conftest.as_bytes())?;
+        run_dir.write(CONFTEST_FILE, driver.conftest.as_bytes())?;
         if let Some(test) = &driver.contract_test {
             run_dir.write(CONTRACT_TEST_FILE, test.as_bytes())?;
         }

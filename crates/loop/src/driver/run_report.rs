@@ -12,7 +12,7 @@ use regex::Regex;
 use serde_json::{Value, json};
 
 use crate::protocol::{FailedTest, TestOutcome};
-use crate::session::Session;
+use crate::session::{CONFTEST_FILE, CONTRACT_TEST_FILE, Session};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, tail};
 
 /// Failures shown with the values the script computed, at most this many per prompt (each
@@ -110,8 +110,12 @@ pub(super) fn without_echoed_tests(output: &str, lines: &HashSet<&str>) -> Strin
 
 /// A location line of pytest's traceback in one of the harness's files (`conftest.py:152: in
 /// run`, `test_contract.py:88: AssertionError`), with or without a directory before the name.
-static HARNESS_LOCATION: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(?m)^((?:\S*/)?(?:conftest|test_contract)\.py):\d+:").ok());
+static HARNESS_LOCATION: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    let files = [CONFTEST_FILE, CONTRACT_TEST_FILE]
+        .map(regex::escape)
+        .join("|");
+    Regex::new(&format!(r"(?m)^((?:\S*/)?(?:{files})):\d+:")).ok()
+});
 
 /// `output` with the harness's locations unnumbered (`conftest.py:152: in run` reads
 /// `conftest.py: in run`). The model never sees the harness's files, so the numbers tell it

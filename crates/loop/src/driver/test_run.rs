@@ -10,7 +10,7 @@ use crate::outcome_cache::run_pytest_or_reuse;
 use crate::protocol::{Event, TestOutcome, TestResult, TestRun};
 use crate::reclassify::mask_addresses;
 use crate::retry::retrying;
-use crate::session::{CONTRACT_TEST_FILE, Session};
+use crate::session::{CONFTEST_FILE, CONTRACT_TEST_FILE, Session};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, tail};
 
 impl Driver<'_> {
@@ -112,7 +112,7 @@ impl Driver<'_> {
         let mut files = vec![
             SourceFile::new("solution.py", code),
             SourceFile::new("test_solution.py", tests),
-            SourceFile::new("conftest.py", conftest.clone()),
+            SourceFile::new(CONFTEST_FILE, conftest.clone()),
         ];
         if let Some(traced) = &self.traced {
             files.push(SourceFile::new(TRACER_FILE, traced.tracer.clone()));

@@ -44,7 +44,7 @@ mod tests;
 
 pub use limits::Limits;
 pub use samples::{SAMPLE_RUN_ID, SKELETON_FUNCTIONS};
-pub use state::{CONTRACT_TEST_FILE, Session};
+pub use state::{CONFTEST_FILE, CONTRACT_TEST_FILE, Session};
 
 pub use crate::protocol::{
     Action, Diagnosis, Event, FailedTest, Finish, RoutedFailure, TestOutcome, TestResult, TestRun,

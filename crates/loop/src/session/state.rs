@@ -32,6 +32,9 @@ fn head(text: &str, limit: usize) -> String {
 /// declared output with its type).
 pub const CONTRACT_TEST_FILE: &str = "test_contract.py";
 
+/// The file of the harness's fixtures (`run_solution`), beside the tests.
+pub const CONFTEST_FILE: &str = "conftest.py";
+
 /// What happened in one test run and the fixes that followed it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Iteration {
