@@ -26,6 +26,8 @@ import json
 import sys
 from pathlib import Path
 
+from prompt_time import figures  # the same directory: a logged answer's server figures
+
 FIELDS = ("calls", "untimed", "prompt_tokens", "cached_tokens", "prompt_ms")
 
 
@@ -42,24 +44,6 @@ def key(record):
     """The request's fingerprint for matching across arms: its messages."""
     messages = (record.get("request") or {}).get("messages")
     return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
-
-
-def figures(record):
-    """(prompt tokens, cached tokens, prompt ms) of an answer the server timed, else None."""
-    response = record.get("response")
-    if not isinstance(response, dict) or record.get("replayed"):
-        return None
-    timings = response.get("timings")
-    if not isinstance(timings, dict):
-        return None
-    usage = response.get("usage") or {}
-    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
-    if cached is None:
-        cached = timings.get("cache_n", 0)
-    prompt = usage.get("prompt_tokens")
-    if prompt is None:
-        prompt = timings.get("prompt_n", 0) + cached
-    return prompt, cached, timings.get("prompt_ms", 0.0)
 
 
 def calls(root, task, seed):
