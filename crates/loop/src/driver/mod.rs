@@ -6,6 +6,7 @@ mod candidates;
 pub(crate) mod environment;
 mod run_report;
 mod samples;
+mod shown_once;
 mod test_run;
 mod write;
 
@@ -213,16 +214,14 @@ impl Driver<'_> {
         passing: Vec<String>,
         disagreement: Option<Disagreement>,
     ) -> Result<Event, LoopError> {
-        let history: Vec<_> = session
-            .history()
-            .iter()
-            .rev()
-            .skip(1)
-            .flat_map(|i| i.routes.iter())
-            .map(|r| {
-                json!({"test_id": r.test_id, "kind": r.kind.name(), "fixed_by": fixed_by(r.kind)})
-            })
-            .collect();
+        let history = earlier_rounds(
+            session
+                .history()
+                .iter()
+                .rev()
+                .skip(1)
+                .flat_map(|i| i.routes.iter()),
+        );
         let mut event = self
             .steps
             .diagnose(json!({
@@ -236,6 +235,27 @@ impl Driver<'_> {
         }
         Ok(event)
     }
+}
+
+/// The earlier rounds' lines of a diagnosis, newest first: one per test and verdict, with how
+/// many rounds gave it (a test fixed the same way twice is one line that says so, not the
+/// same line twice).
+fn earlier_rounds<'r>(routes: impl Iterator<Item = &'r RoutedFailure>) -> Vec<serde_json::Value> {
+    let mut seen: Vec<(&str, FailureKind, usize)> = Vec::new();
+    for route in routes {
+        match seen
+            .iter_mut()
+            .find(|(id, kind, _)| *id == route.test_id && *kind == route.kind)
+        {
+            Some((_, _, times)) => *times += 1,
+            None => seen.push((&route.test_id, route.kind, 1)),
+        }
+    }
+    seen.into_iter()
+        .map(|(test_id, kind, times)| {
+            json!({"test_id": test_id, "kind": kind.name(), "fixed_by": fixed_by(kind), "times": times})
+        })
+        .collect()
 }
 
 fn fixed_by(kind: FailureKind) -> &'static str {
@@ -277,8 +297,45 @@ fn routed_json(failure: &RoutedFailure) -> serde_json::Value {
 
 #[cfg(test)]
 mod tests {
-    use super::routed_json;
+    use super::{earlier_rounds, routed_json};
     use crate::protocol::{FailureKind, RoutedFailure};
+
+    fn route(test_id: &str, kind: FailureKind) -> RoutedFailure {
+        RoutedFailure {
+            test_id: test_id.into(),
+            output: "E   assert 7 == 6".into(),
+            evidence: "pandas is too new".into(),
+            fix: "pin pandas==1.4.3".into(),
+            kind,
+            reclassified_from: None,
+            trace: None,
+            function: None,
+            input_notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_test_given_the_same_verdict_in_two_rounds_is_one_line_of_the_earlier_rounds() {
+        use FailureKind::{Logic, TestError};
+        let routes = [
+            route("t::a", Logic),
+            route("t::b", TestError),
+            route("t::a", Logic),
+            route("t::a", TestError),
+        ];
+        let lines: Vec<_> = earlier_rounds(routes.iter())
+            .into_iter()
+            .map(|v| (v["test_id"].clone(), v["kind"].clone(), v["times"].clone()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                ("t::a".into(), "logic".into(), 2.into()),
+                ("t::b".into(), "test_error".into(), 1.into()),
+                ("t::a".into(), "test_error".into(), 1.into()),
+            ]
+        );
+    }
 
     fn routed(from: Option<FailureKind>, kind: FailureKind) -> serde_json::Value {
         routed_json(&RoutedFailure {

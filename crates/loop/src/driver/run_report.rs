@@ -3,7 +3,8 @@
 //! tests. Built one way for all three steps, so their prompts begin with the same text and a
 //! provider's prompt cache serves it once. A failure's output leaves out the lines of the test
 //! file that pytest's traceback repeats ([`without_echoed_tests`]): the prompt shows the file.
-//! Nor does it number the harness's lines ([`without_harness_line_numbers`]).
+//! Nor does it number the harness's lines ([`without_harness_line_numbers`]), and what pytest
+//! says twice it says once ([`shown_once`]).
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -11,6 +12,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Value, json};
 
+use super::shown_once;
 use crate::protocol::{FailedTest, TestOutcome};
 use crate::session::{CONFTEST_FILE, CONTRACT_TEST_FILE, Session};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, tail};
@@ -33,20 +35,16 @@ pub(super) fn run_report(
     let tests = session.tests().unwrap_or_default();
     let echoed = test_lines(tests);
     let traces = shown_traces(failures.iter().map(|f| f.trace.as_deref()));
+    let outputs = shown_outputs(failures, &echoed, plain);
     let failures: Vec<Value> = failures
         .iter()
         .zip(traces)
-        .map(|(f, trace)| {
+        .zip(outputs)
+        .map(|((f, trace), output)| {
             json!({
                 "test_id": f.test_id,
                 "outcome": outcome_name(f.outcome),
-                "output": tail(
-                    &without_harness_line_numbers(&without_echoed_tests(
-                        &shown_output(&f.output, plain),
-                        &echoed
-                    )),
-                    FAILURE_OUTPUT_LIMIT
-                ),
+                "output": tail(&output, FAILURE_OUTPUT_LIMIT),
                 "trace": trace,
                 "input_notes": f.input_notes,
             })
@@ -59,6 +57,36 @@ pub(super) fn run_report(
         "failures": failures,
         "passing": passing,
     })
+}
+
+/// The failures' outputs as the prompt shows them, each said once ([`shown_once`]): without
+/// the echoed test lines, the harness's line numbers and the test's arguments, a script's
+/// standard error in a `SolutionRun(...)` left out where the report shows it, and a run of
+/// lines shown under an earlier failure named instead of repeated.
+fn shown_outputs(failures: &[FailedTest], echoed: &HashSet<&str>, plain: bool) -> Vec<String> {
+    let cleaned: Vec<String> = failures
+        .iter()
+        .map(|f| {
+            let output = without_harness_line_numbers(&without_echoed_tests(
+                &shown_output(&f.output, plain),
+                echoed,
+            ))
+            .into_owned();
+            shown_once::without_funcargs(&output).to_owned()
+        })
+        .collect();
+    let elided: Vec<(&str, String)> = failures
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let shown = shown_once::shown_lines(cleaned[..=i].iter().map(String::as_str));
+            (
+                f.test_id.as_str(),
+                shown_once::with_shown_stderr_elided(&cleaned[i], &shown),
+            )
+        })
+        .collect();
+    shown_once::without_runs_shown_before(&elided)
 }
 
 /// A failure's output as the prompt shows it: without caret lines when `plain`.
@@ -156,7 +184,41 @@ fn outcome_name(outcome: TestOutcome) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::{test_lines, without_carets, without_echoed_tests, without_harness_line_numbers};
+    use super::{
+        shown_outputs, test_lines, without_carets, without_echoed_tests,
+        without_harness_line_numbers,
+    };
+    use crate::protocol::{FailedTest, TestOutcome};
+
+    #[test]
+    fn a_crash_on_the_samples_reaches_the_prompt_once() {
+        let failed = |test_id: &str, output: &str| FailedTest {
+            test_id: test_id.into(),
+            outcome: TestOutcome::Failed,
+            output: output.into(),
+            trace: None,
+            input_notes: Vec::new(),
+        };
+        let tests = "def test_b(run_solution, tmp_path):\n    result = run_solution()\n    assert result.returncode == 0, result.stderr\n";
+        // pytest 9's report of the harness's first test and of the model's test above, on a
+        // script that raises KeyError on the samples.
+        let failures = [
+            failed(
+                "test_contract.py::test_runs",
+                "solution.py exited with 1 on the sample data:\nTraceback (most recent call last):\n  File \"/var/task/solution.py\", line 5, in <module>\n    main()\n  File \"/var/task/solution.py\", line 4, in main\n    return x[\"it's\"]\n           ~^^^^^^^^\nKeyError: \"it's\"\n",
+            ),
+            failed(
+                "test_solution.py::test_b",
+                "run_solution = <function run_solution.<locals>.run at 0x…>\ntmp_path = PosixPath('/tmp/pytest-of-root/pytest-0/test_b0')\n\n    def test_b(run_solution, tmp_path):\n        result = run_solution()\n>       assert result.returncode == 0, result.stderr\nE       AssertionError: Traceback (most recent call last):\nE           File \"/var/task/solution.py\", line 5, in <module>\nE             main()\nE           File \"/var/task/solution.py\", line 4, in main\nE             return x[\"it's\"]\nE                    ~^^^^^^^^\nE         KeyError: \"it's\"\nE         \nE       assert 1 == 0\nE        +  where 1 = SolutionRun(returncode=1, outputs={'total': None}, stderr='Traceback (most recent call last):\\n  File \"/var/task/solution.py\", line 5, in <module>\\n    main()\\n  File \"/var/task/solution.py\", line 4, in main\\n    return x[\"it\\'s\"]\\n           ~^^^^^^^^\\nKeyError: \"it\\'s\"\\n').returncode\n\ntest_solution.py:3: AssertionError\n",
+            ),
+        ];
+        let outputs = shown_outputs(&failures, &test_lines(tests), true);
+        assert_eq!(outputs[0], without_carets(&failures[0].output));
+        assert_eq!(
+            outputs[1],
+            ">       assert result.returncode == 0, result.stderr\nE       AssertionError: Traceback (most recent call last):\nE           (the 5 lines shown under `test_contract.py::test_runs` above)\nE         \nE       assert 1 == 0\nE        +  where 1 = SolutionRun(returncode=1, outputs={'total': None}, stderr=<the standard error shown above>).returncode\n\ntest_solution.py:3: AssertionError\n"
+        );
+    }
 
     #[test]
     fn the_harness_s_locations_lose_their_numbers_and_no_other_does() {

@@ -384,7 +384,7 @@ fn diagnosis_and_fix_prompts() {
         "diagnose",
         render(&prompts, "loop/diagnose.j2", &view, json!({
             "run": run_with_pandas.clone(),
-            "history": [{"test_id": "test_solution.py::test_total", "kind": "logic", "fixed_by": "a code edit"}],
+            "history": [{"test_id": "test_solution.py::test_total", "kind": "logic", "fixed_by": "a code edit", "times": 2}],
             "disagreement": null,
         })).unwrap()
     );
