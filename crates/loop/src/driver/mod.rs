@@ -221,6 +221,7 @@ impl Driver<'_> {
                 .rev()
                 .skip(1)
                 .flat_map(|i| i.routes.iter()),
+            failures,
         );
         let mut event = self
             .steps
@@ -237,11 +238,16 @@ impl Driver<'_> {
     }
 }
 
-/// The earlier rounds' lines of a diagnosis, newest first: one per test and verdict, with how
-/// many rounds gave it (a test fixed the same way twice is one line that says so, not the
-/// same line twice).
-fn earlier_rounds<'r>(routes: impl Iterator<Item = &'r RoutedFailure>) -> Vec<serde_json::Value> {
+/// The earlier rounds' lines of a diagnosis of `failures`, newest first: one per test that
+/// still fails and verdict, with how many rounds gave it (a test fixed the same way twice is one
+/// line that says so, not the same line twice). A test that passes now has none: the lines say
+/// it still fails.
+fn earlier_rounds<'r>(
+    routes: impl Iterator<Item = &'r RoutedFailure>,
+    failures: &[FailedTest],
+) -> Vec<serde_json::Value> {
     let mut seen: Vec<(&str, FailureKind, usize)> = Vec::new();
+    let routes = routes.filter(|r| failures.iter().any(|f| f.test_id == r.test_id));
     for route in routes {
         match seen
             .iter_mut()
@@ -298,7 +304,7 @@ fn routed_json(failure: &RoutedFailure) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::{earlier_rounds, routed_json};
-    use crate::protocol::{FailureKind, RoutedFailure};
+    use crate::protocol::{FailedTest, FailureKind, RoutedFailure, TestOutcome};
 
     fn route(test_id: &str, kind: FailureKind) -> RoutedFailure {
         RoutedFailure {
@@ -315,15 +321,23 @@ mod tests {
     }
 
     #[test]
-    fn a_test_given_the_same_verdict_in_two_rounds_is_one_line_of_the_earlier_rounds() {
+    fn the_earlier_rounds_name_each_failing_test_and_verdict_once() {
         use FailureKind::{Logic, TestError};
         let routes = [
             route("t::a", Logic),
             route("t::b", TestError),
+            route("t::passes_now", Logic),
             route("t::a", Logic),
             route("t::a", TestError),
         ];
-        let lines: Vec<_> = earlier_rounds(routes.iter())
+        let failing = |test_id: &str| FailedTest {
+            test_id: test_id.into(),
+            outcome: TestOutcome::Failed,
+            output: String::new(),
+            trace: None,
+            input_notes: Vec::new(),
+        };
+        let lines: Vec<_> = earlier_rounds(routes.iter(), &[failing("t::b"), failing("t::a")])
             .into_iter()
             .map(|v| (v["test_id"].clone(), v["kind"].clone(), v["times"].clone()))
             .collect();
