@@ -75,14 +75,16 @@ fn shown_outputs(failures: &[FailedTest], echoed: &HashSet<&str>, plain: bool) -
             shown_once::without_funcargs(&output).to_owned()
         })
         .collect();
+    // The lines of this output and those before it, grown one output at a time.
+    let mut shown = HashSet::new();
     let elided: Vec<(&str, String)> = failures
         .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let shown = shown_once::shown_lines(cleaned[..=i].iter().map(String::as_str));
+        .zip(&cleaned)
+        .map(|(f, output)| {
+            shown.extend(shown_once::shown_lines([output.as_str()]));
             (
                 f.test_id.as_str(),
-                shown_once::with_shown_stderr_elided(&cleaned[i], &shown),
+                shown_once::with_shown_stderr_elided(output, &shown),
             )
         })
         .collect();
@@ -106,7 +108,7 @@ pub(super) fn without_carets(output: &str) -> String {
         .split_inclusive('\n')
         .filter(|line| {
             let marks = line.trim_start().strip_prefix('E').unwrap_or(line).trim();
-            marks.is_empty() || !marks.chars().all(|c| matches!(c, '^' | '~'))
+            !shown_once::is_marks(marks)
         })
         .collect()
 }

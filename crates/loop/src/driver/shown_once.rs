@@ -66,7 +66,7 @@ fn content(line: &str) -> &str {
 
 /// Whether a line is only the carets and tildes Python prints under an expression (the
 /// report may show them or not; either way they carry nothing to look up).
-fn is_marks(text: &str) -> bool {
+pub(super) fn is_marks(text: &str) -> bool {
     !text.is_empty() && text.chars().all(|c| matches!(c, '^' | '~'))
 }
 
@@ -173,13 +173,10 @@ fn python_string(source: &str) -> Option<(String, usize)> {
 /// contents ([`content`]) match line for line. The first output is kept whole.
 pub(super) fn without_runs_shown_before(failures: &[(&str, String)]) -> Vec<String> {
     let mut kept_outputs: Vec<String> = Vec::with_capacity(failures.len());
+    // The contents of the earlier outputs as kept, so a pointer names the output that shows the
+    // lines, never one that points on.
+    let mut contents: Vec<Vec<String>> = Vec::with_capacity(failures.len());
     for (_, output) in failures {
-        // Matched against the earlier outputs as kept, so a pointer names the output that shows
-        // the lines, never one that points on.
-        let contents: Vec<Vec<&str>> = kept_outputs
-            .iter()
-            .map(|o| o.split_inclusive('\n').map(content).collect())
-            .collect();
         let lines: Vec<&str> = output.split_inclusive('\n').collect();
         let mine: Vec<&str> = lines.iter().map(|l| content(l)).collect();
         let mut kept = String::with_capacity(output.len());
@@ -202,6 +199,11 @@ pub(super) fn without_runs_shown_before(failures: &[(&str, String)]) -> Vec<Stri
                 p += 1;
             }
         }
+        contents.push(
+            kept.split_inclusive('\n')
+                .map(|l| content(l).to_owned())
+                .collect(),
+        );
         kept_outputs.push(kept);
     }
     kept_outputs
@@ -215,14 +217,14 @@ fn lead(line: &str) -> &str {
 
 /// The longest run at the start of `lines` that some earlier output holds line for line, long
 /// enough to replace: its length and the earlier output's index.
-fn longest_shared_run(lines: &[&str], earlier: &[Vec<&str>]) -> Option<(usize, usize)> {
+fn longest_shared_run(lines: &[&str], earlier: &[Vec<String>]) -> Option<(usize, usize)> {
     let mut best: Option<(usize, usize)> = None;
     for (j, other) in earlier.iter().enumerate() {
         for q in 0..other.len() {
             let len = lines
                 .iter()
                 .zip(&other[q..])
-                .take_while(|(a, b)| !a.is_empty() && a == b)
+                .take_while(|(a, b)| !a.is_empty() && **a == b.as_str())
                 .count();
             if best.is_none_or(|(l, _)| len > l) {
                 best = Some((len, j));
