@@ -4,6 +4,7 @@
 
 mod candidates;
 pub(crate) mod environment;
+mod own_frames;
 mod run_report;
 mod samples;
 mod shown_once;

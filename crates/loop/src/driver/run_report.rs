@@ -3,8 +3,9 @@
 //! tests. Built one way for all three steps, so their prompts begin with the same text and a
 //! provider's prompt cache serves it once. A failure's output leaves out the lines of the test
 //! file that pytest's traceback repeats ([`without_echoed_tests`]): the prompt shows the file.
-//! Nor does it number the harness's lines ([`without_harness_line_numbers`]), and what pytest
-//! says twice it says once ([`shown_once`]).
+//! Nor does it number the harness's lines ([`without_harness_line_numbers`]), nor list the
+//! frames of a traceback inside libraries ([`own_frames`]), and what pytest says twice it says
+//! once ([`shown_once`]).
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -12,7 +13,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Value, json};
 
-use super::shown_once;
+use super::{own_frames, shown_once};
 use crate::protocol::{FailedTest, TestOutcome};
 use crate::session::{CONFTEST_FILE, CONTRACT_TEST_FILE, Session};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, tail};
@@ -60,15 +61,16 @@ pub(super) fn run_report(
 }
 
 /// The failures' outputs as the prompt shows them, each said once ([`shown_once`]): without
-/// the echoed test lines, the harness's line numbers and the test's arguments, a script's
+/// library frames, the echoed test lines, the harness's line numbers and the test's arguments, a script's
 /// standard error in a `SolutionRun(...)` left out where the report shows it, and a run of
 /// lines shown under an earlier failure named instead of repeated.
 fn shown_outputs(failures: &[FailedTest], echoed: &HashSet<&str>, plain: bool) -> Vec<String> {
     let cleaned: Vec<String> = failures
         .iter()
         .map(|f| {
+            let output = shown_output(&f.output, plain);
             let output = without_harness_line_numbers(&without_echoed_tests(
-                &shown_output(&f.output, plain),
+                &own_frames::without_library_frames(&output),
                 echoed,
             ))
             .into_owned();
@@ -219,6 +221,45 @@ mod tests {
         assert_eq!(
             outputs[1],
             ">       assert result.returncode == 0, result.stderr\nE       AssertionError: Traceback (most recent call last):\nE           (the 5 lines shown under `test_contract.py::test_runs` above)\nE         \nE       assert 1 == 0\nE        +  where 1 = SolutionRun(returncode=1, outputs={'total': None}, stderr=<the standard error shown above>).returncode\n\ntest_solution.py:3: AssertionError\n"
+        );
+    }
+
+    #[test]
+    fn a_crash_inside_a_library_shows_its_frames_as_one_line_and_its_stderr_once() {
+        let frame =
+            "/root/.cache/autocoder/envs/9c/lib/python3.11/site-packages/pandas/core/ops/common.py";
+        let stderr = format!(
+            "Traceback (most recent call last):\n  File \"/var/task/solution.py\", line 9, in main\n    m = g[\"end\"] - g[\"start\"]\n  File \"{frame}\", line 76, in new_method\n    return method(self, other)\nTypeError: unsupported operand\n"
+        );
+        let failures = [
+            FailedTest {
+                test_id: "test_contract.py::test_runs".into(),
+                outcome: TestOutcome::Failed,
+                output: format!("solution.py exited with 1 on the sample data:\n{stderr}"),
+                trace: None,
+                input_notes: Vec::new(),
+            },
+            FailedTest {
+                test_id: "test_solution.py::test_b".into(),
+                outcome: TestOutcome::Failed,
+                output: format!(
+                    ">       assert result.returncode == 0\nE       assert 1 == 0\nE        +  where 1 = SolutionRun(returncode=1, outputs={{}}, stderr='{}').returncode\n",
+                    // The `repr` pytest prints of the standard error.
+                    stderr.replace('\\', "\\\\").replace('\n', "\\n")
+                ),
+                trace: None,
+                input_notes: Vec::new(),
+            },
+        ];
+        let outputs = shown_outputs(&failures, &test_lines(""), true);
+        assert_eq!(
+            outputs[0],
+            "solution.py exited with 1 on the sample data:\nTraceback (most recent call last):\n  File \"/var/task/solution.py\", line 9, in main\n    m = g[\"end\"] - g[\"start\"]\n  (1 frame inside pandas)\nTypeError: unsupported operand\n"
+        );
+        assert!(
+            outputs[1].contains("stderr=<the standard error shown above>"),
+            "{}",
+            outputs[1]
         );
     }
 

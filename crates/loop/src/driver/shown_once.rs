@@ -18,6 +18,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::own_frames;
+
 /// Fewest lines a repeated run must have to be replaced by a pointer to its first showing.
 const RUN_MIN_LINES: usize = 3;
 
@@ -87,8 +89,9 @@ pub(super) fn shown_lines<'o>(outputs: impl IntoIterator<Item = &'o str>) -> Has
 }
 
 /// `output` with the `stderr='...'` of each `SolutionRun(...)` it shows replaced by a note
-/// that it is shown above, when every line of that text (but blank and caret lines) is among
-/// `shown` ([`shown_lines`] of this output and those before it). A text whose quoting this
+/// that it is shown above, when every line of that text (but blank and caret lines, and with
+/// its library frames said as the report says them: [`own_frames`]) is among `shown`
+/// ([`shown_lines`] of this output and those before it). A text whose quoting this
 /// cannot read, or with a line shown nowhere else, is kept whole.
 pub(super) fn with_shown_stderr_elided(output: &str, shown: &HashSet<&str>) -> String {
     const OPEN: &str = "SolutionRun(";
@@ -105,7 +108,10 @@ pub(super) fn with_shown_stderr_elided(output: &str, shown: &HashSet<&str>) -> S
         };
         let literal_at = field + FIELD.len();
         match python_string(&from[literal_at..]) {
-            Some((text, len)) if !text.trim().is_empty() && all_shown(&text, shown) => {
+            Some((text, len))
+                if !text.trim().is_empty()
+                    && all_shown(&own_frames::without_library_frames(&text), shown) =>
+            {
                 kept.push_str(&from[..literal_at]);
                 kept.push_str("<the standard error shown above>");
                 rest = &from[literal_at + len..];

@@ -1,0 +1,218 @@
+//! A Python traceback as the report shows it: the frames of the files the run wrote (the script,
+//! the tests) as printed, each run of frames inside an installed package or the standard library
+//! said in one line that names them (`(9 frames inside pandas)`). A crash in a `groupby` printed
+//! 21 lines of which 14 were pandas' own files under the environment's path, all new to the
+//! prompt cache and none of them the script's to fix (`docs/notes/prompt-cache.md`); the
+//! script's frames and the exception say where and what.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// A frame's header in a Python traceback, with whatever stands before `File` (pytest's `E`
+/// marker and the indentation): `  File "/x/solution.py", line 12, in main`.
+static FRAME: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r#"^(?P<lead>(?:E)?\s*)File "(?P<path>[^"]+)", line \d+, in "#).ok()
+});
+
+/// A path under an interpreter's library: the standard library (`/usr/lib/python3.11/`) or an
+/// environment's packages (`.../lib/python3.11/site-packages/`).
+static LIBRARY_DIR: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"/lib/python\d[^/]*/(?:(?:site|dist)-packages/)?").ok());
+
+/// `output` with each run of library frames ([`library_package`]) replaced by one line at the
+/// first frame's indentation. Lines that are no frame, and the frames of other files, are kept
+/// as they are.
+pub(super) fn without_library_frames(output: &str) -> std::borrow::Cow<'_, str> {
+    let Some(frame) = FRAME.as_ref() else {
+        return output.into();
+    };
+    if !output.contains("File \"") {
+        return output.into();
+    }
+    let lines: Vec<&str> = output.split_inclusive('\n').collect();
+    let mut shown = String::with_capacity(output.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < lines.len() {
+        let Some((lead, package)) = frame.captures(lines[i]).and_then(|c| {
+            Some((
+                c.name("lead")?.as_str(),
+                library_package(c.name("path")?.as_str())?,
+            ))
+        }) else {
+            shown.push_str(lines[i]);
+            i += 1;
+            continue;
+        };
+        let depth = indentation(lead);
+        let mut packages = vec![package];
+        let mut frames = 1;
+        i = frame_end(&lines, i + 1, depth);
+        while let Some(next) = lines.get(i).and_then(|l| frame.captures(l)) {
+            let same_depth = next
+                .name("lead")
+                .is_some_and(|l| indentation(l.as_str()) == depth);
+            let Some(package) = next.name("path").and_then(|p| library_package(p.as_str())) else {
+                break;
+            };
+            if !same_depth {
+                break;
+            }
+            if !packages.contains(&package) {
+                packages.push(package);
+            }
+            frames += 1;
+            i = frame_end(&lines, i + 1, depth);
+        }
+        let noun = if frames == 1 { "frame" } else { "frames" };
+        for piece in [lead, "(", &frames.to_string(), " ", noun, " inside "] {
+            shown.push_str(piece);
+        }
+        shown.push_str(&packages.join(", "));
+        shown.push_str(")\n");
+        changed = true;
+    }
+    if changed { shown.into() } else { output.into() }
+}
+
+/// The columns a line's content starts at, after pytest's `E` marker if any.
+fn indentation(lead: &str) -> usize {
+    lead.strip_prefix('E').unwrap_or(lead).chars().count()
+}
+
+/// The index of the first line from `from` on that is not part of a frame whose header is
+/// indented `depth`: its source line and carets are indented further.
+fn frame_end(lines: &[&str], mut from: usize, depth: usize) -> usize {
+    while let Some(line) = lines.get(from) {
+        let text = line.strip_prefix('E').unwrap_or(line);
+        let body = text.trim_start();
+        if body.trim_end().is_empty() || text.len() - body.len() <= depth {
+            break;
+        }
+        from += 1;
+    }
+    from
+}
+
+/// The endings of the Cython sources a compiled module's frames name (`pandas/_libs/index.pyx`,
+/// `pandas/_libs/hashtable_class_helper.pxi`): paths inside the package, never a file the run
+/// wrote.
+const COMPILED_SOURCES: [&str; 3] = [".pyx", ".pxi", ".pxd"];
+
+/// The top-level package a frame's `path` is in, when the path is library code: under an
+/// interpreter's library ([`LIBRARY_DIR`]), a compiled module's source ([`COMPILED_SOURCES`])
+/// or a frozen module (`<frozen importlib._bootstrap>`). `None` for any other file.
+fn library_package(path: &str) -> Option<&str> {
+    if let Some(frozen) = path.strip_prefix("<frozen ") {
+        return frozen.trim_end_matches('>').split('.').next();
+    }
+    let rest = match LIBRARY_DIR.as_ref().and_then(|d| d.find(path)) {
+        Some(dir) => &path[dir.end()..],
+        None if COMPILED_SOURCES.iter().any(|ext| path.ends_with(ext)) => {
+            path.trim_start_matches('/')
+        }
+        None => return None,
+    };
+    let first = rest.split('/').next().filter(|p| !p.is_empty())?;
+    Some(first.strip_suffix(".py").unwrap_or(first))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GROUPBY_CRASH: &str = r#"Traceback (most recent call last):
+  File "/sandbox/solution.py", line 58, in <module>
+    main()
+  File "/sandbox/solution.py", line 41, in main
+    minutes = grouped["end"] - grouped["start"]
+              ~~~~~~~~~~~~~~^~~~~~~~~~~~~~~~~~
+  File "/root/.cache/autocoder/envs/3f2a/lib/python3.11/site-packages/pandas/core/ops/common.py", line 76, in new_method
+    return method(self, other)
+           ^^^^^^^^^^^^^^^^^^^
+  File "/root/.cache/autocoder/envs/3f2a/lib/python3.11/site-packages/pandas/core/arraylike.py", line 194, in __sub__
+    return self._arith_method(other, operator.sub)
+  File "/root/.cache/autocoder/envs/3f2a/lib/python3.11/site-packages/numpy/core/fromnumeric.py", line 9, in f
+    raise TypeError(msg)
+TypeError: unsupported operand type(s) for -: 'SeriesGroupBy' and 'SeriesGroupBy'
+"#;
+
+    #[test]
+    fn a_run_of_library_frames_becomes_one_line_naming_its_packages() {
+        let shown = without_library_frames(GROUPBY_CRASH);
+        assert_eq!(
+            shown,
+            r#"Traceback (most recent call last):
+  File "/sandbox/solution.py", line 58, in <module>
+    main()
+  File "/sandbox/solution.py", line 41, in main
+    minutes = grouped["end"] - grouped["start"]
+              ~~~~~~~~~~~~~~^~~~~~~~~~~~~~~~~~
+  (3 frames inside pandas, numpy)
+TypeError: unsupported operand type(s) for -: 'SeriesGroupBy' and 'SeriesGroupBy'
+"#
+        );
+    }
+
+    #[test]
+    fn frames_under_pytest_s_marker_keep_the_marker_and_the_script_s_frames_stay() {
+        let output = concat!(
+            "E       AssertionError: Traceback (most recent call last):\n",
+            "E           File \"/sandbox/solution.py\", line 12, in main\n",
+            "E             df = pd.read_csv(path)\n",
+            "E           File \"/usr/lib/python3.11/csv.py\", line 3, in reader\n",
+            "E             raise Error(x)\n",
+            "E           File \"pandas/_libs/parsers.pyx\", line 890, in pandas._libs.parsers.TextReader.read\n",
+            "E           File \"pandas/_libs/hashtable_class_helper.pxi\", line 7726, in pandas._libs.hashtable.PyObjectHashTable.get_item\n",
+            "E         _csv.Error: field larger than field limit\n",
+            "E       assert 1 == 0\n",
+        );
+        assert_eq!(
+            without_library_frames(output),
+            concat!(
+                "E       AssertionError: Traceback (most recent call last):\n",
+                "E           File \"/sandbox/solution.py\", line 12, in main\n",
+                "E             df = pd.read_csv(path)\n",
+                "E           (3 frames inside csv, pandas)\n",
+                "E         _csv.Error: field larger than field limit\n",
+                "E       assert 1 == 0\n",
+            )
+        );
+    }
+
+    #[test]
+    fn a_script_frame_between_library_frames_splits_them() {
+        let output = concat!(
+            "  File \"/x/lib/python3.12/site-packages/pandas/core/apply.py\", line 1, in agg\n",
+            "    f(x)\n",
+            "  File \"/sandbox/solution.py\", line 9, in <lambda>\n",
+            "    return x.total / x.count\n",
+            "  File \"<frozen importlib._bootstrap>\", line 1, in _find_and_load\n",
+            "ZeroDivisionError: division by zero\n",
+        );
+        assert_eq!(
+            without_library_frames(output),
+            concat!(
+                "  (1 frame inside pandas)\n",
+                "  File \"/sandbox/solution.py\", line 9, in <lambda>\n",
+                "    return x.total / x.count\n",
+                "  (1 frame inside importlib)\n",
+                "ZeroDivisionError: division by zero\n",
+            )
+        );
+    }
+
+    #[test]
+    fn an_output_with_no_library_frame_is_returned_as_it_is() {
+        let output = "  File \"/sandbox/solution.py\", line 3, in main\n    x = 1 / 0\nZeroDivisionError: division by zero\n";
+        assert!(matches!(
+            without_library_frames(output),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert!(matches!(
+            without_library_frames("error: 'product_id'\n"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+}
