@@ -24,9 +24,6 @@ static LIBRARY_DIR: LazyLock<Option<Regex>> =
 /// first frame's indentation. Lines that are no frame, and the frames of other files, are kept
 /// as they are.
 pub(super) fn without_library_frames(output: &str) -> std::borrow::Cow<'_, str> {
-    let Some(frame) = FRAME.as_ref() else {
-        return output.into();
-    };
     if !output.contains("File \"") {
         return output.into();
     }
@@ -35,35 +32,25 @@ pub(super) fn without_library_frames(output: &str) -> std::borrow::Cow<'_, str> 
     let mut changed = false;
     let mut i = 0;
     while i < lines.len() {
-        let Some((lead, package)) = frame.captures(lines[i]).and_then(|c| {
-            Some((
-                c.name("lead")?.as_str(),
-                library_package(c.name("path")?.as_str())?,
-            ))
-        }) else {
+        let Some((lead, package)) = library_frame(lines[i]) else {
             shown.push_str(lines[i]);
             i += 1;
             continue;
         };
-        let depth = indentation(lead);
+        let depth = indentation(lead).0;
         let mut packages = vec![package];
-        let mut frames = 1;
-        i = frame_end(&lines, i + 1, depth);
-        while let Some(next) = lines.get(i).and_then(|l| frame.captures(l)) {
-            let same_depth = next
-                .name("lead")
-                .is_some_and(|l| indentation(l.as_str()) == depth);
-            let Some(package) = next.name("path").and_then(|p| library_package(p.as_str())) else {
-                break;
-            };
-            if !same_depth {
-                break;
-            }
-            if !packages.contains(&package) {
-                packages.push(package);
-            }
+        let mut frames = 0;
+        loop {
             frames += 1;
             i = frame_end(&lines, i + 1, depth);
+            match lines.get(i).and_then(|l| library_frame(l)) {
+                Some((next, package)) if indentation(next).0 == depth => {
+                    if !packages.contains(&package) {
+                        packages.push(package);
+                    }
+                }
+                _ => break,
+            }
         }
         let noun = if frames == 1 { "frame" } else { "frames" };
         for piece in [lead, "(", &frames.to_string(), " ", noun, " inside "] {
@@ -76,18 +63,29 @@ pub(super) fn without_library_frames(output: &str) -> std::borrow::Cow<'_, str> 
     if changed { shown.into() } else { output.into() }
 }
 
-/// The columns a line's content starts at, after pytest's `E` marker if any.
-fn indentation(lead: &str) -> usize {
-    lead.strip_prefix('E').unwrap_or(lead).chars().count()
+/// The lead (pytest's `E` marker and the indentation) and the package of `line` when it is the
+/// header of a library frame ([`library_package`]).
+fn library_frame(line: &str) -> Option<(&str, &str)> {
+    let header = FRAME.as_ref()?.captures(line)?;
+    Some((
+        header.name("lead")?.as_str(),
+        library_package(header.name("path")?.as_str())?,
+    ))
+}
+
+/// The columns a line's content starts at, after pytest's `E` marker if any, and the content.
+fn indentation(line: &str) -> (usize, &str) {
+    let text = line.strip_prefix('E').unwrap_or(line);
+    let body = text.trim_start();
+    (text.len() - body.len(), body)
 }
 
 /// The index of the first line from `from` on that is not part of a frame whose header is
 /// indented `depth`: its source line and carets are indented further.
 fn frame_end(lines: &[&str], mut from: usize, depth: usize) -> usize {
     while let Some(line) = lines.get(from) {
-        let text = line.strip_prefix('E').unwrap_or(line);
-        let body = text.trim_start();
-        if body.trim_end().is_empty() || text.len() - body.len() <= depth {
+        let (indent, body) = indentation(line);
+        if body.trim_end().is_empty() || indent <= depth {
             break;
         }
         from += 1;

@@ -61,9 +61,9 @@ pub(super) fn run_report(
 }
 
 /// The failures' outputs as the prompt shows them, each said once ([`shown_once`]): without
-/// library frames, the echoed test lines, the harness's line numbers and the test's arguments, a script's
-/// standard error in a `SolutionRun(...)` left out where the report shows it, and a run of
-/// lines shown under an earlier failure named instead of repeated.
+/// library frames, the echoed test lines, the harness's line numbers and the test's arguments,
+/// a script's standard error in a `SolutionRun(...)` left out where the report shows it, and a
+/// run of lines shown under an earlier failure named instead of repeated.
 fn shown_outputs(failures: &[FailedTest], echoed: &HashSet<&str>, plain: bool) -> Vec<String> {
     let cleaned: Vec<String> = failures
         .iter()
@@ -194,15 +194,18 @@ mod tests {
     };
     use crate::protocol::{FailedTest, TestOutcome};
 
-    #[test]
-    fn a_crash_on_the_samples_reaches_the_prompt_once() {
-        let failed = |test_id: &str, output: &str| FailedTest {
+    fn failed(test_id: &str, output: &str) -> FailedTest {
+        FailedTest {
             test_id: test_id.into(),
             outcome: TestOutcome::Failed,
             output: output.into(),
             trace: None,
             input_notes: Vec::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn a_crash_on_the_samples_reaches_the_prompt_once() {
         let tests = "def test_b(run_solution, tmp_path):\n    result = run_solution()\n    assert result.returncode == 0, result.stderr\n";
         // pytest 9's report of the harness's first test and of the model's test above, on a
         // script that raises KeyError on the samples.
@@ -232,24 +235,18 @@ mod tests {
             "Traceback (most recent call last):\n  File \"/var/task/solution.py\", line 9, in main\n    m = g[\"end\"] - g[\"start\"]\n  File \"{frame}\", line 76, in new_method\n    return method(self, other)\nTypeError: unsupported operand\n"
         );
         let failures = [
-            FailedTest {
-                test_id: "test_contract.py::test_runs".into(),
-                outcome: TestOutcome::Failed,
-                output: format!("solution.py exited with 1 on the sample data:\n{stderr}"),
-                trace: None,
-                input_notes: Vec::new(),
-            },
-            FailedTest {
-                test_id: "test_solution.py::test_b".into(),
-                outcome: TestOutcome::Failed,
-                output: format!(
+            failed(
+                "test_contract.py::test_runs",
+                &format!("solution.py exited with 1 on the sample data:\n{stderr}"),
+            ),
+            failed(
+                "test_solution.py::test_b",
+                &format!(
                     ">       assert result.returncode == 0\nE       assert 1 == 0\nE        +  where 1 = SolutionRun(returncode=1, outputs={{}}, stderr='{}').returncode\n",
                     // The `repr` pytest prints of the standard error.
                     stderr.replace('\\', "\\\\").replace('\n', "\\n")
                 ),
-                trace: None,
-                input_notes: Vec::new(),
-            },
+            ),
         ];
         let outputs = shown_outputs(&failures, &test_lines(""), true);
         assert_eq!(
