@@ -3,7 +3,10 @@
 //! said in one line that names them (`(9 frames inside pandas)`). A crash in a `groupby` printed
 //! 21 lines of which 14 were pandas' own files under the environment's path, all new to the
 //! prompt cache and none of them the script's to fix (`docs/notes/prompt-cache.md`); the
-//! script's frames and the exception say where and what.
+//! script's frames and the exception say where and what. A frame whose next frame is on the same
+//! line of the same file (a generator expression, a lambda or a comprehension called from it)
+//! is shown by its header alone: Python prints that source line, often the longest of the
+//! script, once for each of them.
 
 use std::sync::LazyLock;
 
@@ -12,13 +15,72 @@ use regex::Regex;
 /// A frame's header in a Python traceback, with whatever stands before `File` (pytest's `E`
 /// marker and the indentation): `  File "/x/solution.py", line 12, in main`.
 static FRAME: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r#"^(?P<lead>(?:E)?\s*)File "(?P<path>[^"]+)", line \d+, in "#).ok()
+    Regex::new(r#"^(?P<lead>(?:E)?\s*)File "(?P<path>[^"]+)", line (?P<line>\d+), in "#).ok()
 });
 
 /// A path under an interpreter's library: the standard library (`/usr/lib/python3.11/`) or an
 /// environment's packages (`.../lib/python3.11/site-packages/`).
 static LIBRARY_DIR: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"/lib/python\d[^/]*/(?:(?:site|dist)-packages/)?").ok());
+
+/// `output` as the report shows a traceback: its library frames said in one line
+/// ([`without_library_frames`]) and a source line the next frame shows not shown before it
+/// ([`without_repeated_sources`]).
+pub(super) fn shown(output: &str) -> std::borrow::Cow<'_, str> {
+    match without_library_frames(output) {
+        std::borrow::Cow::Borrowed(kept) => without_repeated_sources(kept),
+        std::borrow::Cow::Owned(kept) => without_repeated_sources(&kept).into_owned().into(),
+    }
+}
+
+/// `output` without the source line (and carets) of each frame followed, at the same
+/// indentation, by a frame of the same file and line that shows it: the later frame's carets
+/// point inside the line.
+pub(super) fn without_repeated_sources(output: &str) -> std::borrow::Cow<'_, str> {
+    if !output.contains("File \"") {
+        return output.into();
+    }
+    let lines: Vec<&str> = output.split_inclusive('\n').collect();
+    let mut shown = String::with_capacity(output.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < lines.len() {
+        shown.push_str(lines[i]);
+        let Some(frame) = frame_at(lines[i]) else {
+            i += 1;
+            continue;
+        };
+        let end = frame_end(&lines, i + 1, frame.depth);
+        let next_shows_it = lines.get(end).and_then(|l| frame_at(l)) == Some(frame)
+            && frame_end(&lines, end + 1, frame.depth) > end + 1;
+        if end > i + 1 && next_shows_it {
+            changed = true;
+        } else {
+            for line in &lines[i + 1..end] {
+                shown.push_str(line);
+            }
+        }
+        i = end;
+    }
+    if changed { shown.into() } else { output.into() }
+}
+
+/// Where a frame's header points: its indentation, file and line.
+#[derive(PartialEq, Eq, Clone, Copy)]
+struct FrameAt<'l> {
+    depth: usize,
+    path: &'l str,
+    line: &'l str,
+}
+
+fn frame_at(line: &str) -> Option<FrameAt<'_>> {
+    let header = FRAME.as_ref()?.captures(line)?;
+    Some(FrameAt {
+        depth: indentation(header.name("lead")?.as_str()).0,
+        path: header.name("path")?.as_str(),
+        line: header.name("line")?.as_str(),
+    })
+}
 
 /// `output` with each run of library frames ([`library_package`]) replaced by one line at the
 /// first frame's indentation. Lines that are no frame, and the frames of other files, are kept
@@ -197,6 +259,58 @@ TypeError: unsupported operand type(s) for -: 'SeriesGroupBy' and 'SeriesGroupBy
                 "    return x.total / x.count\n",
                 "  (1 frame inside importlib)\n",
                 "ZeroDivisionError: division by zero\n",
+            )
+        );
+    }
+
+    #[test]
+    fn a_frame_on_the_line_its_next_frame_shows_keeps_only_its_header() {
+        let output = concat!(
+            "E           File \"/sandbox/solution.py\", line 50, in compute\n",
+            "E             return [f(r) for r in rows]\n",
+            "E                    ^^^^^^^^^^^^^^^^^^^^\n",
+            "E           File \"/sandbox/solution.py\", line 50, in <listcomp>\n",
+            "E             return [f(r) for r in rows]\n",
+            "E                     ^^^^\n",
+            "E           File \"/sandbox/solution.py\", line 12, in f\n",
+            "E             return r / 0\n",
+            "E           File \"/sandbox/solution.py\", line 12, in g\n",
+            "E         ZeroDivisionError: division by zero\n",
+        );
+        assert_eq!(
+            without_repeated_sources(output),
+            concat!(
+                "E           File \"/sandbox/solution.py\", line 50, in compute\n",
+                "E           File \"/sandbox/solution.py\", line 50, in <listcomp>\n",
+                "E             return [f(r) for r in rows]\n",
+                "E                     ^^^^\n",
+                "E           File \"/sandbox/solution.py\", line 12, in f\n",
+                "E             return r / 0\n",
+                "E           File \"/sandbox/solution.py\", line 12, in g\n",
+                "E         ZeroDivisionError: division by zero\n",
+            ),
+            "a frame whose next frame shows no line keeps its own"
+        );
+        // Another file, or another line, is another source line.
+        let other = "  File \"/sandbox/solution.py\", line 5, in main\n    run()\n  File \"/sandbox/helpers.py\", line 5, in run\n    run()\n  File \"/sandbox/helpers.py\", line 6, in run\n    x()\nNameError: x\n";
+        assert!(matches!(
+            without_repeated_sources(other),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn library_frames_and_repeated_lines_are_both_left_out_by_shown() {
+        let lambda = "  File \"/sandbox/solution.py\", line 41, in <lambda>\n    minutes = grouped[\"end\"] - grouped[\"start\"]\n";
+        let output = GROUPBY_CRASH.replace(
+            "              ~~~~~~~~~~~~~~^~~~~~~~~~~~~~~~~~\n",
+            &format!("              ~~~~~~~~~~~~~~^~~~~~~~~~~~~~~~~~\n{lambda}"),
+        );
+        let kept = shown(&output);
+        assert_eq!(
+            kept,
+            format!(
+                "Traceback (most recent call last):\n  File \"/sandbox/solution.py\", line 58, in <module>\n    main()\n  File \"/sandbox/solution.py\", line 41, in main\n{lambda}  (3 frames inside pandas, numpy)\nTypeError: unsupported operand type(s) for -: 'SeriesGroupBy' and 'SeriesGroupBy'\n"
             )
         );
     }

@@ -4,8 +4,8 @@
 //! provider's prompt cache serves it once. A failure's output leaves out the lines of the test
 //! file that pytest's traceback repeats ([`without_echoed_tests`]): the prompt shows the file.
 //! Nor does it number the harness's lines ([`without_harness_line_numbers`]), nor list the
-//! frames of a traceback inside libraries ([`own_frames`]), and what pytest says twice it says
-//! once ([`shown_once`]).
+//! frames of a traceback inside libraries or show a source line twice ([`own_frames`]), and
+//! what pytest says twice it says once ([`shown_once`]).
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -61,16 +61,18 @@ pub(super) fn run_report(
 }
 
 /// The failures' outputs as the prompt shows them, each said once ([`shown_once`]): without
-/// library frames, the echoed test lines, the harness's line numbers and the test's arguments,
-/// a script's standard error in a `SolutionRun(...)` left out where the report shows it, and a
-/// run of lines shown under an earlier failure named instead of repeated.
+/// library frames and source lines shown twice ([`own_frames::shown`]), the echoed test lines,
+/// the harness's line numbers and the test's arguments, a script's standard error in a
+/// `SolutionRun(...)` left out where the report shows it (and pytest's line that only carried
+/// it with the exit code), and a run of lines shown under an earlier failure named instead of
+/// repeated.
 fn shown_outputs(failures: &[FailedTest], echoed: &HashSet<&str>, plain: bool) -> Vec<String> {
     let cleaned: Vec<String> = failures
         .iter()
         .map(|f| {
             let output = shown_output(&f.output, plain);
             let output = without_harness_line_numbers(&without_echoed_tests(
-                &own_frames::without_library_frames(&output),
+                &own_frames::shown(&output),
                 echoed,
             ))
             .into_owned();
@@ -86,7 +88,10 @@ fn shown_outputs(failures: &[FailedTest], echoed: &HashSet<&str>, plain: bool) -
             shown.extend(shown_once::shown_lines([output.as_str()]));
             (
                 f.test_id.as_str(),
-                shown_once::with_shown_stderr_elided(output, &shown),
+                shown_once::without_crash_wheres(&shown_once::with_shown_stderr_elided(
+                    output, &shown,
+                ))
+                .into_owned(),
             )
         })
         .collect();
@@ -223,7 +228,7 @@ mod tests {
         assert_eq!(outputs[0], without_carets(&failures[0].output));
         assert_eq!(
             outputs[1],
-            ">       assert result.returncode == 0, result.stderr\nE       AssertionError: Traceback (most recent call last):\nE           (the 5 lines shown under `test_contract.py::test_runs` above)\nE         \nE       assert 1 == 0\nE        +  where 1 = SolutionRun(returncode=1, outputs={'total': None}, stderr=<the standard error shown above>).returncode\n\ntest_solution.py:3: AssertionError\n"
+            ">       assert result.returncode == 0, result.stderr\nE       AssertionError: Traceback (most recent call last):\nE           (the 5 lines shown under `test_contract.py::test_runs` above)\nE         \nE       assert 1 == 0\n\ntest_solution.py:3: AssertionError\n"
         );
     }
 
@@ -253,10 +258,23 @@ mod tests {
             outputs[0],
             "solution.py exited with 1 on the sample data:\nTraceback (most recent call last):\n  File \"/var/task/solution.py\", line 9, in main\n    m = g[\"end\"] - g[\"start\"]\n  (1 frame inside pandas)\nTypeError: unsupported operand\n"
         );
-        assert!(
-            outputs[1].contains("stderr=<the standard error shown above>"),
-            "{}",
-            outputs[1]
+        assert_eq!(
+            outputs[1], ">       assert result.returncode == 0\nE       assert 1 == 0\n",
+            "the standard error is shown above, and the `where` line said only the exit code with it"
+        );
+    }
+
+    #[test]
+    fn a_generator_s_line_is_shown_once_with_its_own_frame() {
+        let stderr = "Traceback (most recent call last):\n  File \"/var/task/solution.py\", line 9, in main\n    total = sum(float(r[\"kwh\"]) for r in rows if r[\"kwh\"] > 3)\n            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File \"/var/task/solution.py\", line 9, in <genexpr>\n    total = sum(float(r[\"kwh\"]) for r in rows if r[\"kwh\"] > 3)\n                                                  ^^^^^^^^^^^^^\nTypeError: '>' not supported between instances of 'str' and 'int'\n";
+        let failures = [failed(
+            "test_contract.py::test_runs",
+            &format!("solution.py exited with 1 on the sample data:\n{stderr}"),
+        )];
+        let kept = shown_outputs(&failures, &test_lines(""), false);
+        assert_eq!(
+            kept[0],
+            "solution.py exited with 1 on the sample data:\nTraceback (most recent call last):\n  File \"/var/task/solution.py\", line 9, in main\n  File \"/var/task/solution.py\", line 9, in <genexpr>\n    total = sum(float(r[\"kwh\"]) for r in rows if r[\"kwh\"] > 3)\n                                                  ^^^^^^^^^^^^^\nTypeError: '>' not supported between instances of 'str' and 'int'\n"
         );
     }
 

@@ -6,7 +6,8 @@
 //! - the standard error inside a `SolutionRun(...)` where pytest explains a failed assertion,
 //!   when the report already shows each of its lines ([`with_shown_stderr_elided`]): a test that
 //!   asserts `result.returncode == 0, result.stderr` shows the traceback as its message and again
-//!   in that line;
+//!   in that line; and that line itself, once its standard error is left out, when it only
+//!   explains the exit code the assertion above it shows ([`without_crash_wheres`]);
 //! - a run of lines a failure shares with a failure listed before it, such as the traceback of a
 //!   crash on the samples that the harness's first test and the model's tests each print
 //!   ([`without_runs_shown_before`]).
@@ -90,7 +91,7 @@ pub(super) fn shown_lines<'o>(outputs: impl IntoIterator<Item = &'o str>) -> Has
 
 /// `output` with the `stderr='...'` of each `SolutionRun(...)` it shows replaced by a note
 /// that it is shown above, when every line of that text (but blank and caret lines, and with
-/// its library frames said as the report says them: [`own_frames`]) is among `shown`
+/// its frames as the report shows them: [`own_frames`]) is among `shown`
 /// ([`shown_lines`] of this output and those before it). A text whose quoting this
 /// cannot read, or with a line shown nowhere else, is kept whole.
 pub(super) fn with_shown_stderr_elided(output: &str, shown: &HashSet<&str>) -> String {
@@ -109,11 +110,10 @@ pub(super) fn with_shown_stderr_elided(output: &str, shown: &HashSet<&str>) -> S
         let literal_at = field + FIELD.len();
         match python_string(&from[literal_at..]) {
             Some((text, len))
-                if !text.trim().is_empty()
-                    && all_shown(&own_frames::without_library_frames(&text), shown) =>
+                if !text.trim().is_empty() && all_shown(&own_frames::shown(&text), shown) =>
             {
                 kept.push_str(&from[..literal_at]);
-                kept.push_str("<the standard error shown above>");
+                kept.push_str(STDERR_SHOWN_ABOVE);
                 rest = &from[literal_at + len..];
             }
             _ => {
@@ -124,6 +124,35 @@ pub(super) fn with_shown_stderr_elided(output: &str, shown: &HashSet<&str>) -> S
     }
     kept.push_str(rest);
     kept
+}
+
+/// What [`with_shown_stderr_elided`] puts in place of a standard error the report shows.
+const STDERR_SHOWN_ABOVE: &str = "<the standard error shown above>";
+
+/// pytest's line explaining a failed `assert result.returncode == 0` by the run's fields
+/// (`+  where 1 = SolutionRun(returncode=1, outputs={...}, stderr=...).returncode`).
+static RETURNCODE_WHERE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"^\+\s+where -?\d+ = SolutionRun\(.*\)\.returncode$").ok());
+
+/// `output` without pytest's `where N = SolutionRun(...).returncode` lines whose standard error
+/// [`with_shown_stderr_elided`] left out: the assertion above says the exit code, the report
+/// shows the crash, and what is left are the outputs a crashed run left behind.
+pub(super) fn without_crash_wheres(output: &str) -> std::borrow::Cow<'_, str> {
+    let Some(where_line) = RETURNCODE_WHERE.as_ref() else {
+        return output.into();
+    };
+    let is_crash_where = |line: &str| {
+        let text = content(line);
+        text.contains(STDERR_SHOWN_ABOVE) && where_line.is_match(text)
+    };
+    if !output.lines().any(is_crash_where) {
+        return output.into();
+    }
+    output
+        .split_inclusive('\n')
+        .filter(|line| !is_crash_where(line))
+        .collect::<String>()
+        .into()
 }
 
 fn all_shown(text: &str, shown: &HashSet<&str>) -> bool {
@@ -246,8 +275,8 @@ fn longest_shared_run(lines: &[&str], earlier: &[Vec<String>]) -> Option<(usize,
 #[cfg(test)]
 mod tests {
     use super::{
-        python_string, shown_lines, with_shown_stderr_elided, without_funcargs,
-        without_runs_shown_before,
+        python_string, shown_lines, with_shown_stderr_elided, without_crash_wheres,
+        without_funcargs, without_runs_shown_before,
     };
 
     /// A crash on the samples as the harness's first test and two of the model's tests report
@@ -324,6 +353,24 @@ mod tests {
             let shown = shown_lines([HARNESS, kept]);
             assert_eq!(with_shown_stderr_elided(kept, &shown), kept);
         }
+    }
+
+    #[test]
+    fn the_exit_code_s_where_line_goes_only_once_its_standard_error_is_shown_above() {
+        let elided = with_shown_stderr_elided(WITH_MESSAGE, &shown_lines([WITH_MESSAGE]));
+        assert_eq!(
+            without_crash_wheres(&elided),
+            elided.replace(
+                "E        +  where 1 = SolutionRun(returncode=1, outputs={'total': None}, stderr=<the standard error shown above>).returncode\n",
+                ""
+            )
+        );
+        assert!(without_crash_wheres(&elided).contains("E       assert 1 == 0\n"));
+        // A standard error shown nowhere else keeps its line, and so does a `where` line that
+        // explains another field than the exit code.
+        assert_eq!(without_crash_wheres(BARE), BARE);
+        let outputs = "E       assert None == 3\nE        +  where None = SolutionRun(returncode=1, outputs={'total': None}, stderr=<the standard error shown above>).outputs['total']\n";
+        assert_eq!(without_crash_wheres(outputs), outputs);
     }
 
     #[test]
