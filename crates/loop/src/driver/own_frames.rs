@@ -8,6 +8,7 @@
 //! is shown by its header alone: Python prints that source line, often the longest of the
 //! script, once for each of them.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -26,43 +27,28 @@ static LIBRARY_DIR: LazyLock<Option<Regex>> =
 /// `output` as the report shows a traceback: its library frames said in one line
 /// ([`without_library_frames`]) and a source line the next frame shows not shown before it
 /// ([`without_repeated_sources`]).
-pub(super) fn shown(output: &str) -> std::borrow::Cow<'_, str> {
+pub(super) fn shown(output: &str) -> Cow<'_, str> {
     match without_library_frames(output) {
-        std::borrow::Cow::Borrowed(kept) => without_repeated_sources(kept),
-        std::borrow::Cow::Owned(kept) => without_repeated_sources(&kept).into_owned().into(),
+        Cow::Borrowed(kept) => without_repeated_sources(kept),
+        Cow::Owned(kept) => without_repeated_sources(&kept).into_owned().into(),
     }
 }
 
 /// `output` without the source line (and carets) of each frame followed, at the same
 /// indentation, by a frame of the same file and line that shows it: the later frame's carets
 /// point inside the line.
-pub(super) fn without_repeated_sources(output: &str) -> std::borrow::Cow<'_, str> {
-    if !output.contains("File \"") {
-        return output.into();
-    }
-    let lines: Vec<&str> = output.split_inclusive('\n').collect();
-    let mut shown = String::with_capacity(output.len());
-    let mut changed = false;
-    let mut i = 0;
-    while i < lines.len() {
-        shown.push_str(lines[i]);
-        let Some(frame) = frame_at(lines[i]) else {
-            i += 1;
-            continue;
-        };
-        let end = frame_end(&lines, i + 1, frame.depth);
+pub(super) fn without_repeated_sources(output: &str) -> Cow<'_, str> {
+    rewritten(output, |lines, i, shown| {
+        let frame = frame_at(lines[i])?;
+        let end = frame_end(lines, i + 1, frame.depth);
         let next_shows_it = lines.get(end).and_then(|l| frame_at(l)) == Some(frame)
-            && frame_end(&lines, end + 1, frame.depth) > end + 1;
-        if end > i + 1 && next_shows_it {
-            changed = true;
-        } else {
-            for line in &lines[i + 1..end] {
-                shown.push_str(line);
-            }
+            && frame_end(lines, end + 1, frame.depth) > end + 1;
+        if end == i + 1 || !next_shows_it {
+            return None;
         }
-        i = end;
-    }
-    if changed { shown.into() } else { output.into() }
+        shown.push_str(lines[i]);
+        Some(end)
+    })
 }
 
 /// Where a frame's header points: its indentation, file and line.
@@ -85,26 +71,15 @@ fn frame_at(line: &str) -> Option<FrameAt<'_>> {
 /// `output` with each run of library frames ([`library_package`]) replaced by one line at the
 /// first frame's indentation. Lines that are no frame, and the frames of other files, are kept
 /// as they are.
-pub(super) fn without_library_frames(output: &str) -> std::borrow::Cow<'_, str> {
-    if !output.contains("File \"") {
-        return output.into();
-    }
-    let lines: Vec<&str> = output.split_inclusive('\n').collect();
-    let mut shown = String::with_capacity(output.len());
-    let mut changed = false;
-    let mut i = 0;
-    while i < lines.len() {
-        let Some((lead, package)) = library_frame(lines[i]) else {
-            shown.push_str(lines[i]);
-            i += 1;
-            continue;
-        };
+pub(super) fn without_library_frames(output: &str) -> Cow<'_, str> {
+    rewritten(output, |lines, mut i, shown| {
+        let (lead, package) = library_frame(lines[i])?;
         let depth = indentation(lead).0;
         let mut packages = vec![package];
         let mut frames = 0;
         loop {
             frames += 1;
-            i = frame_end(&lines, i + 1, depth);
+            i = frame_end(lines, i + 1, depth);
             match lines.get(i).and_then(|l| library_frame(l)) {
                 Some((next, package)) if indentation(next).0 == depth => {
                     if !packages.contains(&package) {
@@ -120,9 +95,38 @@ pub(super) fn without_library_frames(output: &str) -> std::borrow::Cow<'_, str> 
         }
         shown.push_str(&packages.join(", "));
         shown.push_str(")\n");
-        changed = true;
+        Some(i)
+    })
+}
+
+/// `output` rewritten from line to line of its tracebacks: `step`, given the lines and an
+/// index, either writes what the report shows of the lines from there on and returns the
+/// index after them, or returns `None` and the line is kept as it is. Borrowed when nothing
+/// changed (and when `output` has no frame at all, without looking further).
+fn rewritten<'o>(
+    output: &'o str,
+    mut step: impl FnMut(&[&str], usize, &mut String) -> Option<usize>,
+) -> Cow<'o, str> {
+    if !output.contains("File \"") {
+        return output.into();
     }
-    if changed { shown.into() } else { output.into() }
+    let lines: Vec<&str> = output.split_inclusive('\n').collect();
+    let mut shown = String::with_capacity(output.len());
+    let mut i = 0;
+    while i < lines.len() {
+        match step(&lines, i, &mut shown) {
+            Some(next) => i = next,
+            None => {
+                shown.push_str(lines[i]);
+                i += 1;
+            }
+        }
+    }
+    if shown == output {
+        output.into()
+    } else {
+        shown.into()
+    }
 }
 
 /// The lead (pytest's `E` marker and the indentation) and the package of `line` when it is the
@@ -293,10 +297,7 @@ TypeError: unsupported operand type(s) for -: 'SeriesGroupBy' and 'SeriesGroupBy
         );
         // Another file, or another line, is another source line.
         let other = "  File \"/sandbox/solution.py\", line 5, in main\n    run()\n  File \"/sandbox/helpers.py\", line 5, in run\n    run()\n  File \"/sandbox/helpers.py\", line 6, in run\n    x()\nNameError: x\n";
-        assert!(matches!(
-            without_repeated_sources(other),
-            std::borrow::Cow::Borrowed(_)
-        ));
+        assert!(matches!(without_repeated_sources(other), Cow::Borrowed(_)));
     }
 
     #[test]
@@ -318,13 +319,10 @@ TypeError: unsupported operand type(s) for -: 'SeriesGroupBy' and 'SeriesGroupBy
     #[test]
     fn an_output_with_no_library_frame_is_returned_as_it_is() {
         let output = "  File \"/sandbox/solution.py\", line 3, in main\n    x = 1 / 0\nZeroDivisionError: division by zero\n";
-        assert!(matches!(
-            without_library_frames(output),
-            std::borrow::Cow::Borrowed(_)
-        ));
+        assert!(matches!(without_library_frames(output), Cow::Borrowed(_)));
         assert!(matches!(
             without_library_frames("error: 'product_id'\n"),
-            std::borrow::Cow::Borrowed(_)
+            Cow::Borrowed(_)
         ));
     }
 }
