@@ -103,10 +103,10 @@ pub(super) fn without_library_frames(output: &str) -> Cow<'_, str> {
 /// index, either writes what the report shows of the lines from there on and returns the
 /// index after them, or returns `None` and the line is kept as it is. Borrowed when nothing
 /// changed (and when `output` has no frame at all, without looking further).
-fn rewritten<'o>(
-    output: &'o str,
+fn rewritten(
+    output: &str,
     mut step: impl FnMut(&[&str], usize, &mut String) -> Option<usize>,
-) -> Cow<'o, str> {
+) -> Cow<'_, str> {
     if !output.contains("File \"") {
         return output.into();
     }
@@ -114,12 +114,11 @@ fn rewritten<'o>(
     let mut shown = String::with_capacity(output.len());
     let mut i = 0;
     while i < lines.len() {
-        match step(&lines, i, &mut shown) {
-            Some(next) => i = next,
-            None => {
-                shown.push_str(lines[i]);
-                i += 1;
-            }
+        if let Some(next) = step(&lines, i, &mut shown) {
+            i = next;
+        } else {
+            shown.push_str(lines[i]);
+            i += 1;
         }
     }
     if shown == output {
