@@ -41,9 +41,10 @@ pub(super) fn without_repeated_sources(output: &str) -> Cow<'_, str> {
     rewritten(output, |lines, i, shown| {
         let frame = frame_at(lines[i])?;
         let end = frame_end(lines, i + 1, frame.depth);
-        let next_shows_it = lines.get(end).and_then(|l| frame_at(l)) == Some(frame)
+        let next_shows_it = end > i + 1
+            && lines.get(end).and_then(|l| frame_at(l)).map(FrameAt::place) == Some(frame.place())
             && frame_end(lines, end + 1, frame.depth) > end + 1;
-        if end == i + 1 || !next_shows_it {
+        if !next_shows_it {
             return None;
         }
         shown.push_str(lines[i]);
@@ -51,18 +52,29 @@ pub(super) fn without_repeated_sources(output: &str) -> Cow<'_, str> {
     })
 }
 
-/// Where a frame's header points: its indentation, file and line.
-#[derive(PartialEq, Eq, Clone, Copy)]
+/// A frame's header ([`FRAME`]): what stands before `File`, the indentation that gives, the
+/// file and the line.
+#[derive(Clone, Copy)]
 struct FrameAt<'l> {
+    lead: &'l str,
     depth: usize,
     path: &'l str,
     line: &'l str,
 }
 
+impl<'l> FrameAt<'l> {
+    /// Where the frame is: its indentation, file and line (not how pytest marked it).
+    fn place(self) -> (usize, &'l str, &'l str) {
+        (self.depth, self.path, self.line)
+    }
+}
+
 fn frame_at(line: &str) -> Option<FrameAt<'_>> {
     let header = FRAME.as_ref()?.captures(line)?;
+    let lead = header.name("lead")?.as_str();
     Some(FrameAt {
-        depth: indentation(header.name("lead")?.as_str()).0,
+        lead,
+        depth: indentation(lead).0,
         path: header.name("path")?.as_str(),
         line: header.name("line")?.as_str(),
     })
@@ -73,15 +85,14 @@ fn frame_at(line: &str) -> Option<FrameAt<'_>> {
 /// as they are.
 pub(super) fn without_library_frames(output: &str) -> Cow<'_, str> {
     rewritten(output, |lines, mut i, shown| {
-        let (lead, package) = library_frame(lines[i])?;
-        let depth = indentation(lead).0;
+        let (first, package) = library_frame(lines[i])?;
         let mut packages = vec![package];
         let mut frames = 0;
         loop {
             frames += 1;
-            i = frame_end(lines, i + 1, depth);
+            i = frame_end(lines, i + 1, first.depth);
             match lines.get(i).and_then(|l| library_frame(l)) {
-                Some((next, package)) if indentation(next).0 == depth => {
+                Some((next, package)) if next.depth == first.depth => {
                     if !packages.contains(&package) {
                         packages.push(package);
                     }
@@ -90,7 +101,7 @@ pub(super) fn without_library_frames(output: &str) -> Cow<'_, str> {
             }
         }
         let noun = if frames == 1 { "frame" } else { "frames" };
-        for piece in [lead, "(", &frames.to_string(), " ", noun, " inside "] {
+        for piece in [first.lead, "(", &frames.to_string(), " ", noun, " inside "] {
             shown.push_str(piece);
         }
         shown.push_str(&packages.join(", "));
@@ -128,14 +139,11 @@ fn rewritten(
     }
 }
 
-/// The lead (pytest's `E` marker and the indentation) and the package of `line` when it is the
-/// header of a library frame ([`library_package`]).
-fn library_frame(line: &str) -> Option<(&str, &str)> {
-    let header = FRAME.as_ref()?.captures(line)?;
-    Some((
-        header.name("lead")?.as_str(),
-        library_package(header.name("path")?.as_str())?,
-    ))
+/// The header of `line` and its package, when it is the header of a library frame
+/// ([`library_package`]).
+fn library_frame(line: &str) -> Option<(FrameAt<'_>, &str)> {
+    let frame = frame_at(line)?;
+    Some((frame, library_package(frame.path)?))
 }
 
 /// The columns a line's content starts at, after pytest's `E` marker if any, and the content.
@@ -280,18 +288,16 @@ TypeError: unsupported operand type(s) for -: 'SeriesGroupBy' and 'SeriesGroupBy
             "E           File \"/sandbox/solution.py\", line 12, in g\n",
             "E         ZeroDivisionError: division by zero\n",
         );
+        // The outer frame's line and carets go; the inner frame's, and `f`'s (whose next frame
+        // shows no line), stay.
+        let outer = concat!(
+            "E             return [f(r) for r in rows]\n",
+            "E                    ^^^^^^^^^^^^^^^^^^^^\n",
+        );
+        assert!(output.contains(outer));
         assert_eq!(
             without_repeated_sources(output),
-            concat!(
-                "E           File \"/sandbox/solution.py\", line 50, in compute\n",
-                "E           File \"/sandbox/solution.py\", line 50, in <listcomp>\n",
-                "E             return [f(r) for r in rows]\n",
-                "E                     ^^^^\n",
-                "E           File \"/sandbox/solution.py\", line 12, in f\n",
-                "E             return r / 0\n",
-                "E           File \"/sandbox/solution.py\", line 12, in g\n",
-                "E         ZeroDivisionError: division by zero\n",
-            ),
+            output.replacen(outer, "", 1),
             "a frame whose next frame shows no line keeps its own"
         );
         // Another file, or another line, is another source line.

@@ -88,10 +88,9 @@ fn shown_outputs(failures: &[FailedTest], echoed: &HashSet<&str>, plain: bool) -
             shown.extend(shown_once::shown_lines([output.as_str()]));
             (
                 f.test_id.as_str(),
-                shown_once::without_crash_wheres(&shown_once::with_shown_stderr_elided(
+                shown_once::without_crash_wheres(shown_once::with_shown_stderr_elided(
                     output, &shown,
-                ))
-                .into_owned(),
+                )),
             )
         })
         .collect();

@@ -137,22 +137,21 @@ static RETURNCODE_WHERE: LazyLock<Option<Regex>> =
 /// `output` without pytest's `where N = SolutionRun(...).returncode` lines whose standard error
 /// [`with_shown_stderr_elided`] left out: the assertion above says the exit code, the report
 /// shows the crash, and what is left are the outputs a crashed run left behind.
-pub(super) fn without_crash_wheres(output: &str) -> std::borrow::Cow<'_, str> {
+pub(super) fn without_crash_wheres(output: String) -> String {
     let Some(where_line) = RETURNCODE_WHERE.as_ref() else {
-        return output.into();
+        return output;
     };
     let is_crash_where = |line: &str| {
         let text = content(line);
         text.contains(STDERR_SHOWN_ABOVE) && where_line.is_match(text)
     };
     if !output.lines().any(is_crash_where) {
-        return output.into();
+        return output;
     }
     output
         .split_inclusive('\n')
         .filter(|line| !is_crash_where(line))
-        .collect::<String>()
-        .into()
+        .collect()
 }
 
 fn all_shown(text: &str, shown: &HashSet<&str>) -> bool {
@@ -359,18 +358,18 @@ mod tests {
     fn the_exit_code_s_where_line_goes_only_once_its_standard_error_is_shown_above() {
         let elided = with_shown_stderr_elided(WITH_MESSAGE, &shown_lines([WITH_MESSAGE]));
         assert_eq!(
-            without_crash_wheres(&elided),
+            without_crash_wheres(elided.clone()),
             elided.replace(
                 "E        +  where 1 = SolutionRun(returncode=1, outputs={'total': None}, stderr=<the standard error shown above>).returncode\n",
                 ""
             )
         );
-        assert!(without_crash_wheres(&elided).contains("E       assert 1 == 0\n"));
+        assert!(without_crash_wheres(elided).contains("E       assert 1 == 0\n"));
         // A standard error shown nowhere else keeps its line, and so does a `where` line that
         // explains another field than the exit code.
-        assert_eq!(without_crash_wheres(BARE), BARE);
+        assert_eq!(without_crash_wheres(BARE.to_owned()), BARE);
         let outputs = "E       assert None == 3\nE        +  where None = SolutionRun(returncode=1, outputs={'total': None}, stderr=<the standard error shown above>).outputs['total']\n";
-        assert_eq!(without_crash_wheres(outputs), outputs);
+        assert_eq!(without_crash_wheres(outputs.to_owned()), outputs);
     }
 
     #[test]
