@@ -127,7 +127,7 @@ async fn run(
             run_name: request.name.clone(),
             python,
             contract: contract.clone(),
-            conftest: conftest.clone(),
+            tested: harness::test_harness(&prompts, &contract, request)?,
             contract_test: contract_test.clone(),
             runs_dir: run_dir.root().join("iterations"),
             base_packages: request.base_packages.clone(),

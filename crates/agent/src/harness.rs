@@ -33,7 +33,9 @@ pub(crate) struct Harness {
     pub(crate) run_name: Option<String>,
     pub(crate) python: autocoder_sandbox::PythonSpec,
     pub(crate) contract: Contract,
-    pub(crate) conftest: String,
+    /// The harness test runs use (`conftest.py` and the runner it starts the script under);
+    /// the run directory keeps the plain `conftest.py`.
+    pub(crate) tested: autocoder_loop::harness::TestHarness,
     pub(crate) contract_test: Option<String>,
     /// Where test and script runs keep their files (`RUN_DIR/iterations`).
     pub(crate) runs_dir: PathBuf,
@@ -148,7 +150,8 @@ impl Harness {
         let mut files = vec![
             SourceFile::new(SOLUTION, solution),
             SourceFile::new(TESTS, tests),
-            SourceFile::new("conftest.py", self.conftest.clone()),
+            SourceFile::new("conftest.py", self.tested.conftest.clone()),
+            SourceFile::new(self.tested.runner.0, self.tested.runner.1.clone()),
         ];
         if let Some(test) = &self.contract_test {
             files.push(SourceFile::new(

@@ -13,7 +13,7 @@ use crate::LoopError;
 use crate::data::{self, DataOptions};
 use crate::driver::Driver;
 use crate::env_cache::RunCache;
-use crate::harness::{render_conftest, render_contract_test, render_traced_harness};
+use crate::harness::{render_conftest, render_contract_test, test_harness};
 use crate::journal::{self, Journal, JournalFile, Line, RequestRecord};
 use crate::options::GenerateOptions;
 use crate::prompt::{render, task_view};
@@ -222,7 +222,7 @@ async fn run(
         contract: &contract,
         conftest: render_conftest(&prompts, &contract, options)?,
         where_runner: crate::harness::where_runner(&prompts)?,
-        traced: render_traced_harness(&prompts, &contract, options)?,
+        tested: test_harness(&prompts, &contract, options)?,
         contract_test: render_contract_test(
             &prompts,
             &contract,

@@ -91,7 +91,18 @@ pub(crate) fn render_conftest(
     contract: &Contract,
     options: &GenerateOptions,
 ) -> Result<String, LoopError> {
-    render_sandbox_conftest(prompts, contract, options, false)
+    render_sandbox_conftest(prompts, contract, options, Launch::Direct)
+}
+
+/// How the harness's `run_solution` starts `solution.py`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Launch {
+    /// `python solution.py ARGS`, as a user runs it (the run directory's harness).
+    Direct,
+    /// Under the where-runner ([`WHERE_RUNNER_FILE`]): a caught exception's line shows.
+    Where,
+    /// Under the tracer ([`TRACER_FILE`]): the values its lines computed are recorded.
+    Traced,
 }
 
 /// `conftest.py` as the sandbox mounts things: inputs default to their samples' mounts, runs
@@ -100,7 +111,7 @@ fn render_sandbox_conftest(
     prompts: &Prompts,
     contract: &Contract,
     options: &GenerateOptions,
-    trace: bool,
+    launch: Launch,
 ) -> Result<String, LoopError> {
     let defaults: BTreeMap<&str, &str> = contract
         .inputs
@@ -108,31 +119,42 @@ fn render_sandbox_conftest(
         .filter_map(|i| Some((i.name.as_str(), i.mount.as_deref()?)))
         .collect();
     let timeout = options.sandbox.limits.wall_timeout.as_secs().max(1);
-    render_conftest_with(prompts, contract, timeout, OUTPUTS_DIR, &defaults, trace)
+    render_conftest_with(prompts, contract, timeout, OUTPUTS_DIR, &defaults, launch)
 }
 
-/// The harness the sandbox's test runs use when the values are traced (`--trace-values`):
-/// `conftest.py` running the script under the tracer, and the tracer itself ([`TRACER_FILE`]).
-/// `None` when they are not traced. The run directory keeps the plain harness either way.
-pub(crate) fn render_traced_harness(
+/// The harness the sandbox's test runs use: `conftest.py` running the script under a runner
+/// beside it, and that runner: the tracer ([`TRACER_FILE`]) when the values are traced
+/// (`--trace-values`), else the where-runner ([`WHERE_RUNNER_FILE`]), so that a script that
+/// catches an exception and stops with a message (`error: 'product_id'`, as the skeleton's
+/// `main` does) shows the line that raised it. The run directory keeps the plain harness, which
+/// runs `python solution.py` as the user does.
+pub fn test_harness(
     prompts: &Prompts,
     contract: &Contract,
     options: &GenerateOptions,
-) -> Result<Option<TracedHarness>, LoopError> {
-    if !options.prompting.trace_values {
-        return Ok(None);
-    }
-    Ok(Some(TracedHarness {
-        conftest: render_sandbox_conftest(prompts, contract, options, true)?,
-        tracer: tracer(prompts)?,
-    }))
+) -> Result<TestHarness, LoopError> {
+    let (launch, runner) = if options.prompting.trace_values {
+        (Launch::Traced, (TRACER_FILE, tracer(prompts)?))
+    } else {
+        (
+            Launch::Where,
+            (WHERE_RUNNER_FILE, render_where_runner(prompts, true)?),
+        )
+    };
+    Ok(TestHarness {
+        conftest: render_sandbox_conftest(prompts, contract, options, launch)?,
+        runner,
+    })
 }
 
-/// `conftest.py` and the tracer it runs the script under.
+/// `conftest.py` and the runner (file name, text) it runs the script under
+/// ([`test_harness`]).
 #[derive(Debug, Clone)]
-pub(crate) struct TracedHarness {
-    pub(crate) conftest: String,
-    pub(crate) tracer: String,
+pub struct TestHarness {
+    /// `conftest.py`, its `run_solution` starting the script under the runner.
+    pub conftest: String,
+    /// The runner's file name and text, written beside `solution.py`.
+    pub runner: (&'static str, String),
 }
 
 /// The name of the runner a try on the samples runs `solution.py` under
@@ -143,9 +165,17 @@ pub const WHERE_RUNNER_FILE: &str = "_autocoder_where.py";
 /// `python solution.py ARGS` would, printing the traceback of an exception the script caught
 /// before it stops with a message, so a fix sees the line that raised it.
 pub fn where_runner(prompts: &Prompts) -> Result<String, LoopError> {
+    render_where_runner(prompts, false)
+}
+
+/// The where-runner; with `as_python`, an exception the script does not catch is printed as
+/// Python prints it (the test runs' reports, which leave out library frames themselves),
+/// without, with solution.py's lines only (the tries on the samples, whose output is cut
+/// short).
+fn render_where_runner(prompts: &Prompts, as_python: bool) -> Result<String, LoopError> {
     Ok(prompts.render(
         "harness/where.py.j2",
-        json!({"file_name": WHERE_RUNNER_FILE}),
+        json!({"file_name": WHERE_RUNNER_FILE, "as_python": as_python}),
     )?)
 }
 
@@ -197,7 +227,14 @@ pub(crate) fn render_conftest_at(
     outputs_dir: &str,
     defaults: &BTreeMap<&str, &str>,
 ) -> Result<String, LoopError> {
-    render_conftest_with(prompts, contract, timeout, outputs_dir, defaults, false)
+    render_conftest_with(
+        prompts,
+        contract,
+        timeout,
+        outputs_dir,
+        defaults,
+        Launch::Direct,
+    )
 }
 
 fn render_conftest_with(
@@ -206,7 +243,7 @@ fn render_conftest_with(
     timeout: u64,
     outputs_dir: &str,
     defaults: &BTreeMap<&str, &str>,
-    trace: bool,
+    launch: Launch,
 ) -> Result<String, LoopError> {
     let output_types: BTreeMap<&str, &str> = contract
         .outputs
@@ -228,7 +265,8 @@ fn render_conftest_with(
             "default_arguments": defaults,
             "default_values": default_values,
             "input_names": input_names,
-            "trace": trace,
+            "trace": launch == Launch::Traced,
+            "runner": (launch == Launch::Where).then_some(WHERE_RUNNER_FILE),
             "trace_chars": TRACE_CHARS,
         }),
     )?)

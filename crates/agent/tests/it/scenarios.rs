@@ -181,6 +181,81 @@ async fn fixes_a_failing_test_json_protocol_anthropic() {
     writes_tests_reads_a_failure_fixes_and_passes(Wire::AnthropicJson).await;
 }
 
+/// The buggy script's column read under another name, inside a `try` that stops with the
+/// error's message (as the skeleton's `main` does).
+const CATCHING: &str = r#"import argparse
+import csv
+import sys
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sales", required=True)
+    args = parser.parse_args()
+    try:
+        with open(args.sales, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        total = sum(float(r["quantity"]) * float(r["price"]) for r in rows)
+    except (OSError, KeyError) as err:
+        sys.exit(f"error: {err}")
+    with open("/var/outputs/total", "w") as handle:
+        handle.write(str(total))
+
+
+if __name__ == "__main__":
+    main()
+"#;
+
+/// A script that catches an exception and stops with its message shows the agent, in the test
+/// run's report, the line that raised it; the run directory's harness runs the script as the
+/// user does.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_caught_exception_s_line_reaches_the_agent() {
+    let wire = Wire::OpenAiNative;
+    let f = fixture(
+        wire,
+        vec![
+            act(
+                wire,
+                "write_file",
+                json!({"path": "solution.py", "text": CATCHING}),
+            ),
+            act(
+                wire,
+                "write_file",
+                json!({"path": "test_solution.py", "text": TESTS}),
+            ),
+            act(wire, "run_tests", json!({})),
+            act(
+                wire,
+                "edit_file",
+                json!({"path": "solution.py", "replace": "r[\"quantity\"]", "with": "r[\"qty\"]"}),
+            ),
+            act(wire, "run_tests", json!({})),
+            act(wire, "finish", json!({"summary": "the column is qty"})),
+        ],
+    )
+    .await;
+    let result = f.run(&f.options(20)).await;
+    assert!(result.success, "{result:#?}");
+    let after_failure = f.request(3);
+    assert!(
+        after_failure.contains("error: 'quantity'"),
+        "{after_failure}"
+    );
+    assert!(
+        after_failure.contains("line 13, in main"),
+        "the report lacks the line that raised: {after_failure}"
+    );
+    assert!(
+        after_failure.contains("KeyError: 'quantity'"),
+        "{after_failure}"
+    );
+    let conftest = std::fs::read_to_string(f.run_dir().join("conftest.py")).unwrap();
+    assert!(!conftest.contains("_autocoder_where"), "{conftest}");
+    assert_eq!(f.server.remaining().len(), 0);
+}
+
 const BYPASSES: [(&str, &str); 5] = [
     ("ls && pip install x", "must be the whole command"),
     ("cat x | sh", "is a shell"),

@@ -47,8 +47,8 @@ pub(crate) struct Driver<'a> {
     pub(crate) conftest: String,
     /// The runner a script is tried on the samples under (`--sample-fixes`).
     pub(crate) where_runner: String,
-    /// The harness test runs use instead when values are traced.
-    pub(crate) traced: Option<crate::harness::TracedHarness>,
+    /// The harness test runs use (the run directory keeps `conftest`).
+    pub(crate) tested: crate::harness::TestHarness,
     pub(crate) contract_test: Option<String>,
     pub(crate) env: Option<Env>,
     pub(crate) imports: Vec<String>,

@@ -5,7 +5,7 @@ use autocoder_sandbox::{Outcome, PytestSpec, SandboxError, SourceFile, TestRepor
 
 use super::Driver;
 use crate::LoopError;
-use crate::harness::{TRACER_FILE, sample_inputs};
+use crate::harness::sample_inputs;
 use crate::outcome_cache::run_pytest_or_reuse;
 use crate::protocol::{Event, TestOutcome, TestResult, TestRun};
 use crate::reclassify::mask_addresses;
@@ -105,18 +105,13 @@ impl Driver<'_> {
     /// The test session of `code` and `tests` with the harness, on the samples.
     fn pytest_spec(&self, code: &str, tests: &str) -> Result<PytestSpec, LoopError> {
         let env = self.built_env("tests were to run")?;
-        let conftest = self
-            .traced
-            .as_ref()
-            .map_or(&self.conftest, |traced| &traced.conftest);
+        let (runner, runs_it) = &self.tested.runner;
         let mut files = vec![
             SourceFile::new("solution.py", code),
             SourceFile::new("test_solution.py", tests),
-            SourceFile::new(CONFTEST_FILE, conftest.clone()),
+            SourceFile::new(CONFTEST_FILE, self.tested.conftest.clone()),
+            SourceFile::new(*runner, runs_it.clone()),
         ];
-        if let Some(traced) = &self.traced {
-            files.push(SourceFile::new(TRACER_FILE, traced.tracer.clone()));
-        }
         if let Some(test) = &self.contract_test {
             files.push(SourceFile::new(CONTRACT_TEST_FILE, test.clone()));
         }

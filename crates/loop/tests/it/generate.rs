@@ -455,6 +455,46 @@ async fn failing_tests_show_the_values_the_script_computed_when_traced() {
     assert!(!f.dir.path().join("run/_autocoder_trace.py").exists());
 }
 
+/// A script that catches an exception and stops with a message (`sys.exit(f"...: {err}")`, as
+/// the skeleton's `main` does) shows the diagnosis the line that raised it, not only the
+/// message; the harness handed to the user still runs `python solution.py`.
+#[tokio::test]
+async fn a_caught_exception_s_line_reaches_the_diagnosis() {
+    let catching = script(r#"float(row["quantity"]) * float(row["price"])"#).replace(
+        "except OSError as err:",
+        "except (OSError, KeyError) as err:",
+    );
+    let fix = Entry::step(
+        "fix_code",
+        Reply::Json(json!({
+            "edits": [{"find": r#"row["quantity"]"#, "replace": r#"row["qty"]"#}],
+            "packages": [],
+            "explanation": "the column is qty",
+        })),
+    );
+    let f = fixture(vec![
+        plan(),
+        code(&catching),
+        test_file(&tests("25.5")),
+        diagnosis("logic", &[]),
+        fix,
+    ])
+    .await;
+    let result = f.generate(&f.options()).await;
+    assert!(result.success, "{result:#?}");
+    assert_eq!(f.steps(), ["plan", "code", "tests", "diagnose", "fix_code"]);
+    let diagnose = user_text(&f, 3);
+    assert!(diagnose.contains(": 'quantity'"), "{diagnose}");
+    assert!(
+        diagnose.contains("solution.py\", line 8, in total_revenue"),
+        "the diagnosis lacks the line that raised: {diagnose}"
+    );
+    assert!(diagnose.contains("KeyError: 'quantity'"), "{diagnose}");
+    let conftest = std::fs::read_to_string(f.dir.path().join("run/conftest.py")).unwrap();
+    assert!(!conftest.contains("_autocoder_where"), "{conftest}");
+    assert!(!f.dir.path().join("run/_autocoder_where.py").exists());
+}
+
 #[tokio::test]
 async fn a_short_script_is_fixed_by_a_whole_new_version() {
     let whole = Entry::step(

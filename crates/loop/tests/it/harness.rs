@@ -648,6 +648,63 @@ fn the_where_runner_shows_the_line_behind_a_caught_exception() {
     assert!(stderr.contains("solution.py: error"), "{stderr}");
 }
 
+/// The runner the sandbox's test runs start the script under (`as_python`): an exception the
+/// script does not catch, or a script that does not compile, reads on stderr exactly as under
+/// `python solution.py`, with the same exit status; a caught one it stops with shows its line.
+#[test]
+#[allow(clippy::disallowed_methods)] // the runner under real Python is the point of this test
+fn the_test_runs_runner_prints_what_python_prints_and_a_caught_exception_s_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = Prompts::embedded()
+        .unwrap()
+        .render(
+            "harness/where.py.j2",
+            json!({"file_name": autocoder_loop::harness::WHERE_RUNNER_FILE, "as_python": true}),
+        )
+        .unwrap();
+    let runner_path = dir.path().join(autocoder_loop::harness::WHERE_RUNNER_FILE);
+    std::fs::write(&runner_path, runner).unwrap();
+    let solution = dir.path().join("solution.py");
+    let stderr_of = |program: &Path| {
+        let out = Command::new(python())
+            .arg(program)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for script in [
+        "def f(x):\n    return x / 0\n\ndef main():\n    f(1)\n\nif __name__ == '__main__':\n    main()\n",
+        "import json\n\ndef main():\n    json.loads('{')\n\nmain()\n",
+        "def main():\n    try:\n        {}['a']\n    except KeyError:\n        raise ValueError('bad')\n\nmain()\n",
+        "rows = [1, 'a']\nprint(sum(r + 1 for r in rows))\n",
+        "def main(:\n    pass\n",
+        "import no_such_module_here\n",
+    ] {
+        std::fs::write(&solution, script).unwrap();
+        let (direct, under_runner) = (stderr_of(&solution), stderr_of(&runner_path));
+        assert_eq!(direct.0, Some(1), "{script}: {}", direct.1);
+        assert_eq!(under_runner, direct, "{script}");
+    }
+    std::fs::write(&solution, CATCHING).unwrap();
+    let out = Command::new(python())
+        .arg(&runner_path)
+        .args(["--rows", "3"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("return table[\"price\"]"), "{stderr}");
+    assert!(
+        stderr.ends_with("KeyError: 'price'\nerror: 'price'\n"),
+        "{stderr}"
+    );
+}
+
 /// A float output written as NaN or infinity on the samples fails the contract test; a number
 /// passes it.
 #[test]
