@@ -5,6 +5,7 @@
 mod candidates;
 pub(crate) mod environment;
 mod own_frames;
+mod pytest_entries;
 mod run_report;
 mod samples;
 mod shown_once;

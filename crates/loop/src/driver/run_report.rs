@@ -4,7 +4,8 @@
 //! provider's prompt cache serves it once. A failure's output leaves out the lines of the test
 //! file that pytest's traceback repeats ([`without_echoed_tests`]): the prompt shows the file.
 //! Nor does it number the harness's lines ([`without_harness_line_numbers`]), nor list the
-//! frames of a traceback inside libraries or show a source line twice ([`own_frames`]), and
+//! frames of a traceback inside libraries or show a source line twice ([`own_frames`], and in
+//! pytest's own traceback [`pytest_entries`]), and
 //! what pytest says twice it says once ([`shown_once`]).
 
 use std::collections::HashSet;
@@ -13,7 +14,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Value, json};
 
-use super::{own_frames, shown_once};
+use super::{own_frames, pytest_entries, shown_once};
 use crate::protocol::{FailedTest, TestOutcome};
 use crate::session::{CONFTEST_FILE, CONTRACT_TEST_FILE, Session};
 use crate::steps::{FAILURE_OUTPUT_LIMIT, tail};
@@ -61,7 +62,8 @@ pub(super) fn run_report(
 }
 
 /// The failures' outputs as the prompt shows them, each said once ([`shown_once`]): without
-/// library frames and source lines shown twice ([`own_frames::shown`]), the echoed test lines,
+/// library frames and source lines shown twice ([`own_frames::shown`], and in pytest's own
+/// traceback [`pytest_entries::without_repeated_lines`]), the echoed test lines,
 /// the harness's line numbers and the test's arguments, a script's standard error in a
 /// `SolutionRun(...)` left out where the report shows it (and pytest's line that only carried
 /// it with the exit code), and a run of lines shown under an earlier failure named instead of
@@ -72,7 +74,7 @@ fn shown_outputs(failures: &[FailedTest], echoed: &HashSet<&str>, plain: bool) -
         .map(|f| {
             let output = shown_output(&f.output, plain);
             let output = without_harness_line_numbers(&without_echoed_tests(
-                &own_frames::shown(&output),
+                &pytest_entries::without_repeated_lines(&own_frames::shown(&output)),
                 echoed,
             ))
             .into_owned();
@@ -274,6 +276,22 @@ mod tests {
         assert_eq!(
             kept[0],
             "solution.py exited with 1 on the sample data:\nTraceback (most recent call last):\n  File \"/var/task/solution.py\", line 9, in main\n  File \"/var/task/solution.py\", line 9, in <genexpr>\n    total = sum(float(r[\"kwh\"]) for r in rows if r[\"kwh\"] > 3)\n                                                  ^^^^^^^^^^^^^\nTypeError: '>' not supported between instances of 'str' and 'int'\n"
+        );
+    }
+
+    #[test]
+    fn a_comprehension_on_a_test_s_line_shows_the_line_once() {
+        let tests = "def test_count(run_solution, tmp_path):\n    result = run_solution()\n    expected = len([r for r in rows if r[\"a\"] > 1])\n    assert expected == 1\n";
+        // pytest 8's report (Python 3.11): the test's entry, then the comprehension's.
+        let output = "run_solution = <function run_solution.<locals>.run at 0x…>\ntmp_path = PosixPath('/tmp/pytest-of-root/pytest-0/test_count0')\n\n    def test_count(run_solution, tmp_path):\n        result = run_solution()\n>       expected = len([r for r in rows if r[\"a\"] > 1])\n                       ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n\ntest_solution.py:3: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n\n.0 = <list_iterator object at 0x…>\n\n>   expected = len([r for r in rows if r[\"a\"] > 1])\n                                       ^^^^^^^^^^\nE   TypeError: '>' not supported between instances of 'str' and 'int'\n\ntest_solution.py:3: TypeError\n";
+        let kept = shown_outputs(
+            &[failed("test_solution.py::test_count", output)],
+            &test_lines(tests),
+            true,
+        );
+        assert_eq!(
+            kept[0],
+            "\n.0 = <list_iterator object at 0x…>\n\n>   expected = len([r for r in rows if r[\"a\"] > 1])\nE   TypeError: '>' not supported between instances of 'str' and 'int'\n\ntest_solution.py:3: TypeError\n"
         );
     }
 
