@@ -151,7 +151,7 @@ impl Harness {
             SourceFile::new(SOLUTION, solution),
             SourceFile::new(TESTS, tests),
             SourceFile::new("conftest.py", self.tested.conftest.clone()),
-            SourceFile::new(self.tested.runner.0, self.tested.runner.1.clone()),
+            self.tested.runner.clone(),
         ];
         if let Some(test) = &self.contract_test {
             files.push(SourceFile::new(

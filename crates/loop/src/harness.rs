@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use autocoder_llm::LlmClient;
 use autocoder_prompts::Prompts;
-use autocoder_sandbox::{Input as SandboxInput, Value as SandboxValue};
+use autocoder_sandbox::{Input as SandboxInput, SourceFile, Value as SandboxValue};
 use serde_json::json;
 
 use crate::LoopError;
@@ -134,11 +134,14 @@ pub fn test_harness(
     options: &GenerateOptions,
 ) -> Result<TestHarness, LoopError> {
     let (launch, runner) = if options.prompting.trace_values {
-        (Launch::Traced, (TRACER_FILE, tracer(prompts)?))
+        (
+            Launch::Traced,
+            SourceFile::new(TRACER_FILE, tracer(prompts)?),
+        )
     } else {
         (
             Launch::Where,
-            (WHERE_RUNNER_FILE, render_where_runner(prompts, true)?),
+            SourceFile::new(WHERE_RUNNER_FILE, render_where_runner(prompts, true)?),
         )
     };
     Ok(TestHarness {
@@ -147,14 +150,13 @@ pub fn test_harness(
     })
 }
 
-/// `conftest.py` and the runner (file name, text) it runs the script under
-/// ([`test_harness`]).
+/// `conftest.py` and the runner it runs the script under ([`test_harness`]).
 #[derive(Debug, Clone)]
 pub struct TestHarness {
     /// `conftest.py`, its `run_solution` starting the script under the runner.
     pub conftest: String,
-    /// The runner's file name and text, written beside `solution.py`.
-    pub runner: (&'static str, String),
+    /// The runner, written beside `solution.py`.
+    pub runner: SourceFile,
 }
 
 /// The name of the runner a try on the samples runs `solution.py` under

@@ -1,9 +1,9 @@
 //! pytest's long traceback as the report shows it: an entry whose next entry is on the same line
 //! of the same file (a generator expression or a comprehension on a test's failing line) is
-//! shown without its failing line and its location. pytest prints that line under the test's entry and again
-//! under the comprehension's (`.0 = <list_iterator ...>`), where the `E` lines and the carets
-//! that point inside it follow; the test's own line, often its longest, was shown twice
-//! (`docs/notes/prompt-cache.md`).
+//! shown without its failing line and its location. pytest prints that line under the test's
+//! entry and again under the comprehension's (`.0 = <list_iterator ...>`), where the `E` lines
+//! and the carets that point inside it follow; the test's own line, often its longest, was
+//! shown twice (`docs/notes/prompt-cache.md`).
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -57,15 +57,12 @@ pub(super) fn without_repeated_lines(output: &str) -> Cow<'_, str> {
             .rev()
             .find(|&i| separator.is_match(text(i)))
             .map_or(0, |i| i + 1);
-        let failing = |range: std::ops::Range<usize>| {
-            range
-                .filter(|&i| text(i).starts_with('>'))
-                .map(|i| (i, text(i)[1..].trim()))
-                .collect::<Vec<_>>()
-        };
-        let (Some(&(line, shown)), Some(&(_, again))) =
-            (failing(start..before).last(), failing(at + 1..next).first())
-        else {
+        // A failing line (`>`) and its statement.
+        let failing = |i: usize| Some((i, text(i).strip_prefix('>')?.trim()));
+        let (Some((line, shown)), Some((_, again))) = (
+            (start..before).rev().find_map(failing),
+            (at + 1..next).find_map(failing),
+        ) else {
             continue;
         };
         if shown != again {

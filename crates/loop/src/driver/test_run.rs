@@ -105,12 +105,11 @@ impl Driver<'_> {
     /// The test session of `code` and `tests` with the harness, on the samples.
     fn pytest_spec(&self, code: &str, tests: &str) -> Result<PytestSpec, LoopError> {
         let env = self.built_env("tests were to run")?;
-        let (runner, runs_it) = &self.tested.runner;
         let mut files = vec![
             SourceFile::new("solution.py", code),
             SourceFile::new("test_solution.py", tests),
             SourceFile::new(CONFTEST_FILE, self.tested.conftest.clone()),
-            SourceFile::new(*runner, runs_it.clone()),
+            self.tested.runner.clone(),
         ];
         if let Some(test) = &self.contract_test {
             files.push(SourceFile::new(CONTRACT_TEST_FILE, test.clone()));

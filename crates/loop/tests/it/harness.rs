@@ -665,9 +665,10 @@ fn the_test_runs_runner_prints_what_python_prints_and_a_caught_exception_s_line(
     let runner_path = dir.path().join(autocoder_loop::harness::WHERE_RUNNER_FILE);
     std::fs::write(&runner_path, runner).unwrap();
     let solution = dir.path().join("solution.py");
-    let stderr_of = |program: &Path| {
+    let stderr_of = |program: &Path, args: &[&str]| {
         let out = Command::new(python())
             .arg(program)
+            .args(args)
             .current_dir(dir.path())
             .output()
             .unwrap();
@@ -685,19 +686,13 @@ fn the_test_runs_runner_prints_what_python_prints_and_a_caught_exception_s_line(
         "import no_such_module_here\n",
     ] {
         std::fs::write(&solution, script).unwrap();
-        let (direct, under_runner) = (stderr_of(&solution), stderr_of(&runner_path));
+        let (direct, under_runner) = (stderr_of(&solution, &[]), stderr_of(&runner_path, &[]));
         assert_eq!(direct.0, Some(1), "{script}: {}", direct.1);
         assert_eq!(under_runner, direct, "{script}");
     }
     std::fs::write(&solution, CATCHING).unwrap();
-    let out = Command::new(python())
-        .arg(&runner_path)
-        .args(["--rows", "3"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (status, stderr) = stderr_of(&runner_path, &["--rows", "3"]);
+    assert_eq!(status, Some(1), "{stderr}");
     assert!(stderr.contains("return table[\"price\"]"), "{stderr}");
     assert!(
         stderr.ends_with("KeyError: 'price'\nerror: 'price'\n"),
