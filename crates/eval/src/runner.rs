@@ -463,9 +463,19 @@ fn read_records(dir: &Path) -> Result<Vec<RunRecord>, EvalError> {
     Ok(records)
 }
 
+/// How long a held lock is waited for before the directory is called busy: a lock just
+/// released can still be held for a moment by a process another thread forked before it was
+/// released (the descriptor is closed only when that process runs its program), as the second
+/// eval of a resumed run found in CI. Another eval really writing holds it for minutes.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+
 /// Takes the output directory for this eval until the returned file is dropped: a second eval
 /// into the same directory would mix its runs with this one's, or remove them.
 fn lock_out_dir(out_dir: &Path) -> Result<std::fs::File, EvalError> {
+    lock_out_dir_within(out_dir, LOCK_WAIT)
+}
+
+fn lock_out_dir_within(out_dir: &Path, wait: Duration) -> Result<std::fs::File, EvalError> {
     let lock = out_dir.join(".eval.lock");
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -473,16 +483,26 @@ fn lock_out_dir(out_dir: &Path) -> Result<std::fs::File, EvalError> {
         .write(true)
         .open(&lock)
         .map_err(EvalError::io(&lock))?;
-    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(file),
-        Err(rustix::io::Errno::WOULDBLOCK) => Err(EvalError::Busy {
-            dir: out_dir.to_path_buf(),
-            lock,
-        }),
-        Err(errno) => Err(EvalError::Io {
-            path: lock,
-            source: errno.into(),
-        }),
+    let until = Instant::now() + wait;
+    loop {
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(file),
+            Err(rustix::io::Errno::WOULDBLOCK) if Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                return Err(EvalError::Busy {
+                    dir: out_dir.to_path_buf(),
+                    lock,
+                });
+            }
+            Err(errno) => {
+                return Err(EvalError::Io {
+                    path: lock,
+                    source: errno.into(),
+                });
+            }
+        }
     }
 }
 
@@ -538,6 +558,22 @@ fn write_json(path: &Path, value: &impl Serialize) -> Result<(), EvalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lock released while it is waited for is taken; one held throughout makes the
+    /// directory busy.
+    #[test]
+    fn a_lock_released_within_the_wait_is_taken_and_one_held_is_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = lock_out_dir_within(dir.path(), Duration::ZERO).unwrap();
+        let err = lock_out_dir_within(dir.path(), Duration::from_millis(100)).unwrap_err();
+        assert!(matches!(err, EvalError::Busy { .. }), "{err}");
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            drop(held);
+        });
+        assert!(lock_out_dir_within(dir.path(), Duration::from_secs(5)).is_ok());
+        release.join().unwrap();
+    }
 
     /// `eval.json` keeps the prompt-shaping settings flat: `tests_see_code` and
     /// `code_in_fences` always, the others (and `sample_fixes`) only when set.
