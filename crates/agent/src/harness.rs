@@ -224,7 +224,13 @@ impl Harness {
         std::fs::create_dir_all(&dir).map_err(AgentError::io("creating", &dir))?;
         let script = dir.join(SOLUTION);
         std::fs::write(&script, &solution).map_err(AgentError::io("writing", &script))?;
-        let mut spec = RunSpec::new(env, &script, &dir.join("run"))?;
+        // Under the test runs' runner: what `python solution.py` prints, and the line of an
+        // exception the script caught before it stopped with a message.
+        let runner = dir.join(&self.tested.runner.name);
+        std::fs::write(&runner, &self.tested.runner.contents)
+            .map_err(AgentError::io("writing", &runner))?;
+        let mut spec = RunSpec::new(env, &runner, &dir.join("run"))?;
+        spec.support_files.push(script);
         spec.limits = self.limits;
         spec.env_vars = self.env_vars.iter().cloned().collect();
         spec.secrets.clone_from(&self.secrets);

@@ -256,6 +256,66 @@ async fn a_caught_exception_s_line_reaches_the_agent() {
     assert_eq!(f.server.remaining().len(), 0);
 }
 
+/// `run_script` shows what `python solution.py` prints, and, for a script that stops with a
+/// message while it handles an exception, the line that raised it; the runner it starts the
+/// script under never shows.
+#[tokio::test(flavor = "multi_thread")]
+async fn run_script_shows_a_caught_exception_s_line() {
+    let wire = Wire::Json;
+    let uncaught = CATCHING.replace("    try:\n", "    if True:\n").replace(
+        "    except (OSError, KeyError) as err:\n        sys.exit(f\"error: {err}\")\n",
+        "",
+    );
+    let f = fixture(
+        wire,
+        vec![
+            act(
+                wire,
+                "write_file",
+                json!({"path": "solution.py", "text": CATCHING}),
+            ),
+            act(wire, "run_script", json!({})),
+            act(
+                wire,
+                "write_file",
+                json!({"path": "solution.py", "text": uncaught}),
+            ),
+            act(wire, "run_script", json!({})),
+        ],
+    )
+    .await;
+    let result = f.run(&f.options(4)).await;
+    assert!(!result.success);
+    let records = f.tool_records();
+    let caught = records[1]["result"].as_str().unwrap();
+    assert!(caught.contains("exit code: Some(1)"), "{caught}");
+    assert!(caught.contains("error: 'quantity'"), "{caught}");
+    assert!(
+        caught.contains("solution.py\", line 13, in main"),
+        "the run lacks the line that raised: {caught}"
+    );
+    assert!(caught.contains("KeyError: 'quantity'"), "{caught}");
+    let crashed = records[3]["result"].as_str().unwrap();
+    assert!(crashed.contains("exit code: Some(1)"), "{crashed}");
+    assert!(
+        crashed.contains("Traceback (most recent call last):")
+            && crashed.contains("solution.py\", line 13, in main")
+            && crashed.contains("KeyError: 'quantity'"),
+        "{crashed}"
+    );
+    for shown in [caught, crashed] {
+        assert!(
+            !shown.contains("_autocoder_where") && !shown.contains("runpy"),
+            "the runner shows: {shown}"
+        );
+    }
+    assert!(
+        f.request(2).contains("line 13, in main"),
+        "{}",
+        f.request(2)
+    );
+}
+
 const BYPASSES: [(&str, &str); 5] = [
     ("ls && pip install x", "must be the whole command"),
     ("cat x | sh", "is a shell"),
