@@ -316,6 +316,44 @@ async fn run_script_shows_a_caught_exception_s_line() {
     );
 }
 
+/// The script runs and test runs read the request's samples: a sample the model overwrote in
+/// the workspace changes what it reads there, not what its runs compute.
+#[tokio::test(flavor = "multi_thread")]
+async fn runs_read_the_request_s_samples_not_the_workspace_copies() {
+    let wire = Wire::Json;
+    let f = fixture(
+        wire,
+        vec![
+            act(
+                wire,
+                "write_file",
+                json!({"path": "samples/sales.csv", "text": "region,qty,price\nnorth,100,1.0\n"}),
+            ),
+            act(
+                wire,
+                "write_file",
+                json!({"path": "solution.py", "text": BUGGY.replace(WRONG_LINE, RIGHT_LINE)}),
+            ),
+            act(wire, "run_script", json!({})),
+            act(
+                wire,
+                "write_file",
+                json!({"path": "test_solution.py", "text": TESTS}),
+            ),
+            act(wire, "run_tests", json!({})),
+            act(wire, "finish", json!({"summary": "done"})),
+        ],
+    )
+    .await;
+    let result = f.run(&f.options(6)).await;
+    let records = f.tool_records();
+    let written = std::fs::read_to_string(f.run_dir().join("work/samples/sales.csv")).unwrap();
+    assert!(written.contains("north,100,1.0"), "{written}");
+    let ran = records[2]["result"].as_str().unwrap();
+    assert!(ran.contains("total: Float(15.5)"), "{ran}");
+    assert!(result.success, "{:?}", result.error);
+}
+
 const BYPASSES: [(&str, &str); 5] = [
     ("ls && pip install x", "must be the whole command"),
     ("cat x | sh", "is a shell"),
