@@ -10,5 +10,5 @@ GENERATE=(
   --output report.csv:file --output total_anomalies:int
 )
 RUN=()
-SEED=7  # no cassette yet: seeds 7 and 1-6 gave wrong scripts (examples/README.md)
+SEED=15  # the seed its cassette was recorded with (examples/README.md lists the seeds tried)
 source ../common.sh

@@ -301,7 +301,6 @@ fn sales_totals_by_the_agent_replays_the_recorded_run() {
 }
 
 #[test]
-#[ignore = "no cassette with the current prompts: with the --outputs-dir skeleton the 1.5B model's sensor script was wrong at seeds 7, 1, 2, 3, 4 and 5 (a crash on empty values, rows in set order, rows with one missing value skipped, warnings counted twice), so examples/sensor-analysis has no recording (examples/README.md)"]
 fn sensor_analysis() {
     let Replayed { outputs, .. } = &replay("sensor-analysis", &[]);
     let readings = rows(&example_dir("sensor-analysis").join("readings.csv"));
