@@ -46,6 +46,15 @@ impl Wire {
     }
 }
 
+/// The scripted answer that writes `text` to the workspace's `path` (`write_file`).
+pub(crate) fn write(wire: Wire, path: &str, text: impl Into<String>) -> Entry {
+    act(
+        wire,
+        "write_file",
+        json!({"path": path, "text": text.into()}),
+    )
+}
+
 /// The scripted answer that calls `tool` with `arguments` in `wire`'s protocol (the first
 /// turn's `thought` states the plan).
 pub(crate) fn act(wire: Wire, tool: &str, arguments: Value) -> Entry {

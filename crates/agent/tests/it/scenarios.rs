@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::{Wire, act, escaped, fixture};
+use crate::{Wire, act, escaped, fixture, write};
 
 const BUGGY: &str = r#"import argparse
 import csv
@@ -38,16 +38,8 @@ const RIGHT_LINE: &str = r#"    total = sum(float(r["qty"]) * float(r["price"]) 
 /// The answers writing the buggy script and its tests.
 fn script_and_tests(wire: Wire) -> Vec<autocoder_testkit::Entry> {
     vec![
-        act(
-            wire,
-            "write_file",
-            json!({"path": "solution.py", "text": BUGGY}),
-        ),
-        act(
-            wire,
-            "write_file",
-            json!({"path": "test_solution.py", "text": TESTS}),
-        ),
+        write(wire, "solution.py", BUGGY),
+        write(wire, "test_solution.py", TESTS),
     ]
 }
 
@@ -215,16 +207,8 @@ async fn a_caught_exception_s_line_reaches_the_agent() {
     let f = fixture(
         wire,
         vec![
-            act(
-                wire,
-                "write_file",
-                json!({"path": "solution.py", "text": CATCHING}),
-            ),
-            act(
-                wire,
-                "write_file",
-                json!({"path": "test_solution.py", "text": TESTS}),
-            ),
+            write(wire, "solution.py", CATCHING),
+            write(wire, "test_solution.py", TESTS),
             act(wire, "run_tests", json!({})),
             act(
                 wire,
@@ -269,17 +253,9 @@ async fn run_script_shows_a_caught_exception_s_line() {
     let f = fixture(
         wire,
         vec![
-            act(
-                wire,
-                "write_file",
-                json!({"path": "solution.py", "text": CATCHING}),
-            ),
+            write(wire, "solution.py", CATCHING),
             act(wire, "run_script", json!({})),
-            act(
-                wire,
-                "write_file",
-                json!({"path": "solution.py", "text": uncaught}),
-            ),
+            write(wire, "solution.py", uncaught),
             act(wire, "run_script", json!({})),
         ],
     )
@@ -324,22 +300,14 @@ async fn runs_read_the_request_s_samples_not_the_workspace_copies() {
     let f = fixture(
         wire,
         vec![
-            act(
+            write(
                 wire,
-                "write_file",
-                json!({"path": "samples/sales.csv", "text": "region,qty,price\nnorth,100,1.0\n"}),
+                "samples/sales.csv",
+                "region,qty,price\nnorth,100,1.0\n",
             ),
-            act(
-                wire,
-                "write_file",
-                json!({"path": "solution.py", "text": BUGGY.replace(WRONG_LINE, RIGHT_LINE)}),
-            ),
+            write(wire, "solution.py", BUGGY.replace(WRONG_LINE, RIGHT_LINE)),
             act(wire, "run_script", json!({})),
-            act(
-                wire,
-                "write_file",
-                json!({"path": "test_solution.py", "text": TESTS}),
-            ),
+            write(wire, "test_solution.py", TESTS),
             act(wire, "run_tests", json!({})),
             act(wire, "finish", json!({"summary": "done"})),
         ],
@@ -435,19 +403,11 @@ async fn pip_install_goes_through_the_environment(wire: Wire) {
     let f = fixture(
         wire,
         vec![
-            act(
-                wire,
-                "write_file",
-                json!({"path": "solution.py", "text": USES_SIX}),
-            ),
+            write(wire, "solution.py", USES_SIX),
             act(wire, "run_script", json!({})),
             act(wire, "shell", json!({"command": "pip install six"})),
             act(wire, "run_script", json!({})),
-            act(
-                wire,
-                "write_file",
-                json!({"path": "test_solution.py", "text": TESTS}),
-            ),
+            write(wire, "test_solution.py", TESTS),
             act(wire, "shell", json!({"command": "pytest -q"})),
             act(wire, "finish", json!({"summary": "done"})),
         ],
@@ -497,21 +457,9 @@ async fn writes_outside_the_workspace_are_refused(wire: Wire) {
     let f = fixture(
         wire,
         vec![
-            act(
-                wire,
-                "write_file",
-                json!({"path": "../escaped.py", "text": "x"}),
-            ),
-            act(
-                wire,
-                "write_file",
-                json!({"path": "/tmp/escaped.py", "text": "x"}),
-            ),
-            act(
-                wire,
-                "write_file",
-                json!({"path": "link/escaped.py", "text": "x"}),
-            ),
+            write(wire, "../escaped.py", "x"),
+            write(wire, "/tmp/escaped.py", "x"),
+            write(wire, "link/escaped.py", "x"),
             act(wire, "read_file", json!({"path": "link/secret.txt"})),
             act(
                 wire,
@@ -618,11 +566,7 @@ async fn stops_at_max_turns_json_protocol() {
 async fn old_turns_are_dropped_to_fit_a_small_context_window() {
     let wire = Wire::Json;
     let big = "x = 1\n".repeat(400);
-    let mut entries = vec![act(
-        wire,
-        "write_file",
-        json!({"path": "big.py", "text": big}),
-    )];
+    let mut entries = vec![write(wire, "big.py", big)];
     entries.extend((0..6).map(|_| act(wire, "read_file", json!({"path": "big.py"}))));
     let f = fixture(wire, entries).await;
     let mut options = f.options(7);
@@ -771,15 +715,8 @@ async fn a_call_repeated_word_for_word_is_not_run_again() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_call_repeated_is_refused_again_with_the_reason() {
     let wire = Wire::Json;
-    let write = json!({"path": "/var/outputs/test_solution.py", "text": TESTS});
-    let f = fixture(
-        wire,
-        vec![
-            act(wire, "write_file", write.clone()),
-            act(wire, "write_file", write),
-        ],
-    )
-    .await;
+    let refused = || write(wire, "/var/outputs/test_solution.py", TESTS);
+    let f = fixture(wire, vec![refused(), refused()]).await;
     let result = f.run(&f.options(2)).await;
     assert!(!result.success);
     let records = f.tool_records();
@@ -816,16 +753,12 @@ async fn a_sample_arg_reaches_the_agents_runs() {
     let f = fixture(
         wire,
         vec![
-            act(
-                wire,
-                "write_file",
-                json!({"path": "solution.py", "text": filtered()}),
-            ),
+            write(wire, "solution.py", filtered()),
             act(wire, "run_script", json!({"args": []})),
-            act(
+            write(
                 wire,
-                "write_file",
-                json!({"path": "test_solution.py", "text": TESTS.replace("3 * 2.5 + 2 * 4.0", "3 * 2.5")}),
+                "test_solution.py",
+                TESTS.replace("3 * 2.5 + 2 * 4.0", "3 * 2.5"),
             ),
             act(wire, "run_tests", json!({})),
             act(wire, "finish", json!({"summary": "the rows kept"})),
